@@ -1,0 +1,55 @@
+# dmemfs-host: top-level entry points.  See README.md.
+#
+#   make demo    install deps, build everything, boot L1 on dmem, show it working
+#   make test    everything: unit tests, checkpatch, kernel build, nested run
+#   make bench   side-by-side performance ratios (not a test)
+
+TOP        := $(abspath .)
+BUILD      := $(TOP)/build
+RESULTS    := $(BUILD)/results
+export TOP BUILD RESULTS
+
+.PHONY: all deps kernel tree checkpatch userspace unit fuzz guest nested test demo bench clean
+.DEFAULT_GOAL := all
+
+all: kernel userspace guest
+
+deps:
+	@scripts/install-deps.sh
+
+kernel: deps
+	@kernel/build.sh
+
+tree: deps
+	@kernel/build.sh tree
+
+checkpatch: tree
+	@kernel/checkpatch.sh
+
+# Fragments owned by each part of the tree.
+-include userspace.mk
+-include capacity/capacity.mk
+-include guest-images/guest.mk
+-include nested-test/nested.mk
+
+# Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
+# to $(RESULTS)/<step>.results and must write a FAIL line itself if it breaks.
+TEST_STEPS += test-checkpatch test-kernel
+test-steps: $(TEST_STEPS)
+
+test-checkpatch: tree
+	@kernel/checkpatch.sh > $(RESULTS)/checkpatch.results 2>&1 || \
+	  echo "FAIL: checkpatch: script error" >> $(RESULTS)/checkpatch.results
+
+test-kernel: deps
+	@if kernel/build.sh; then echo "PASS: kernel: series applies and bzImage builds" ; \
+	  else echo "FAIL: kernel: build failed (build/kernel-build.log)"; fi > $(RESULTS)/kernel.results
+
+test:
+	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -k test-steps; true
+	@scripts/summarize.sh $(RESULTS)
+
+clean:
+	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/results $(BUILD)/guest

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dmem-capacity: metadata arithmetic and guest packing for dmem versus
+ * struct-page backed memory, hugetlbfs 2M/1G with and without HVO.
+ */
+#ifndef DMEM_CAPACITY_H
+#define DMEM_CAPACITY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <glib.h>
+
+#define CAP_MAX_NODES 64
+#define CAP_MAX_CELLS 64
+
+#define CAP_KIB (UINT64_C(1) << 10)
+#define CAP_MIB (UINT64_C(1) << 20)
+#define CAP_GIB (UINT64_C(1) << 30)
+#define CAP_TIB (UINT64_C(1) << 40)
+
+/* x86_64 facts the model uses. */
+#define CAP_BASE_PAGE      UINT64_C(4096) /* base page */
+#define CAP_STRUCT_PAGE    UINT64_C(64)   /* sizeof(struct page) */
+#define CAP_HVO_2M_FREED   UINT64_C(7)    /* vmemmap pages freed per 2M page (of 8) */
+#define CAP_HVO_1G_FREED   UINT64_C(4095) /* vmemmap pages freed per 1G page (of 4096) */
+#define CAP_MIN_CELL       CAP_MIB        /* smallest guest cell accepted */
+#define CAP_LIBVIRT_ALIGN  CAP_MIB        /* libvirt 9.0 x86 cell/memory alignment */
+#define CAP_DEFAULT_RESERVE (4 * CAP_GIB) /* host kernel + QEMU, whole host */
+
+/* Exit codes. */
+#define CAP_EXIT_OK    0
+#define CAP_EXIT_ERROR 1 /* environment: unreadable tree, libvirt down */
+#define CAP_EXIT_USAGE 2 /* bad input */
+
+typedef enum {
+	CAP_SRC_GIVEN,    /* from the command line */
+	CAP_SRC_MEASURED, /* read from this host */
+	CAP_SRC_MODELLED, /* derived by arithmetic */
+} cap_source;
+
+const char *cap_source_name(cap_source s);
+
+typedef struct {
+	int id;                 /* NUMA node id */
+	uint64_t ram;           /* physical RAM on the node, dmem included */
+	cap_source ram_src;
+	uint64_t dmem_total;    /* dmem reserved on the node */
+	uint64_t dmem_free;
+	uint64_t dmem_used;
+	cap_source dmem_src;
+	uint64_t memtotal;      /* live: node MemTotal */
+	bool has_memtotal;
+	uint64_t blocks_bytes;  /* live: onlined memory blocks */
+	bool has_blocks;
+} cap_node;
+
+typedef struct {
+	int nnodes;
+	cap_node node[CAP_MAX_NODES];
+	bool live;
+	bool has_dmem;          /* live: a dmem stats directory was found */
+	uint64_t memtotal;      /* live: /proc/meminfo MemTotal */
+	bool has_memtotal;
+	uint64_t reserve;       /* host kernel + QEMU reserve, whole host */
+	bool reserve_given;
+	uint64_t dmem_pagesize; /* dpage size guests are rounded to */
+	uint64_t dpage_meta;    /* optional per-dpage metadata bytes */
+} cap_host;
+
+typedef struct {
+	uint64_t bytes;
+	uint64_t mask;          /* allowed host node indexes (bit i = node[i]) */
+} cap_cell;
+
+typedef struct {
+	char *name;
+	char *origin;           /* "--guest", "xml:FILE", "libvirt:URI" */
+	int ncells;
+	cap_cell cell[CAP_MAX_CELLS];
+} cap_shape;
+
+typedef enum {
+	CAP_M_4K,
+	CAP_M_2M,
+	CAP_M_2M_HVO,
+	CAP_M_1G,
+	CAP_M_1G_HVO,
+	CAP_M_DMEM,
+	CAP_M_DMEM_FREE, /* live only: the pool free right now */
+	CAP_M_COUNT,
+} cap_model_id;
+
+typedef struct {
+	cap_model_id id;
+	const char *key;        /* JSON id */
+	const char *name;       /* table label */
+	uint64_t page;          /* guests are rounded up to this */
+	uint64_t meta[CAP_MAX_NODES];
+	uint64_t pool[CAP_MAX_NODES];
+	uint64_t host_left[CAP_MAX_NODES]; /* memory left for the host itself */
+	cap_source meta_src;
+	cap_source pool_src;
+} cap_model;
+
+typedef struct {
+	uint64_t per_host;
+	uint64_t cells_on[CAP_MAX_NODES]; /* guest cells placed on each node */
+} cap_fit_result;
+
+/* units.c */
+int cap_parse_size(const char *s, uint64_t *out, char **err);
+int cap_parse_node_prefix(const char *s, const char **end, int *id, char **err);
+int cap_parse_node(const char *s, int *id, char **err);
+char *cap_format_size(uint64_t bytes);
+uint64_t cap_round_up(uint64_t v, uint64_t a);
+uint64_t cap_round_down(uint64_t v, uint64_t a);
+
+/* model.c */
+void cap_host_init(cap_host *h);
+int cap_host_index(const cap_host *h, int id);
+char *cap_host_node_list(const cap_host *h);
+uint64_t cap_host_ram(const cap_host *h);
+uint64_t cap_reserve_share(const cap_host *h, int idx);
+uint64_t cap_memmap_bytes(uint64_t ram);
+uint64_t cap_dmem_bitmap_bytes(uint64_t dmem);
+bool cap_model_present(const cap_host *h, cap_model_id id);
+void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m);
+uint64_t cap_model_meta_total(const cap_host *h, const cap_model *m);
+uint64_t cap_model_pool_total(const cap_host *h, const cap_model *m);
+void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_result *r);
+int cap_parse_host_spec(cap_host *h, const char *spec, char **err);
+int cap_parse_dmem_spec(cap_host *h, const char *spec, char **err);
+int cap_host_validate(const cap_host *h, char **err);
+
+/* shapes.c */
+cap_shape *cap_shape_new(const char *name, const char *origin);
+void cap_shape_free(cap_shape *s);
+cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, char **err);
+cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, int len,
+			      const char *origin, char **err);
+cap_shape *cap_shape_from_xml_file(const cap_host *h, const char *path, char **err);
+int cap_parse_nodeset(const cap_host *h, const char *set, uint64_t *mask, char **err);
+uint64_t cap_shape_total(const cap_shape *s);
+char *cap_shape_describe(const cap_host *h, const cap_shape *s);
+
+/* live.c */
+int cap_host_from_root(cap_host *h, const char *root, char **err);
+
+/* libvirt_src.c: returns number of shapes appended, -1 on error. */
+int cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *out, char **err,
+			    bool *usage);
+
+/* report.c */
+typedef struct {
+	const cap_host *host;
+	cap_model models[CAP_M_COUNT];
+	bool present[CAP_M_COUNT];
+	cap_shape **shapes;
+	int nshapes;
+	cap_fit_result *fits;   /* nshapes * CAP_M_COUNT */
+	char **warnings;
+	int nwarnings;
+} cap_report;
+
+void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int nshapes);
+void cap_report_clear(cap_report *r);
+char *cap_report_table(const cap_report *r);
+char *cap_report_json(const cap_report *r);
+char *cap_report_svg(const cap_report *r);
+
+#endif

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmem-capacity: how many guests of a shape fit per node and per host with
+ * dmem, versus struct-page memory and hugetlbfs 2M/1G with and without HVO.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "capacity.h"
+
+#define VERSION "1.0"
+
+static const char usage_text[] =
+	"usage: dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]]\n"
+	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
+	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
+	"                     [--libvirt [URI]] [--json] [--svg FILE]\n"
+	"Without --host the live host under --root (default /) is read.\n"
+	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).\n";
+
+static void G_GNUC_NORETURN die(int code, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	g_autofree char *m = NULL;
+
+	va_start(ap, fmt);
+	m = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	/* one line, whatever the message carried */
+	g_strdelimit(m, "\r\n", ' ');
+	fprintf(stderr, "dmem-capacity: error: %s\n", m);
+	exit(code);
+}
+
+typedef struct {
+	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg;
+	GPtrArray *guests, *xmls;
+	bool json, libvirt;
+	const char *libvirt_uri;
+} opts;
+
+static bool takes(const char *arg, const char *name, int *i, int argc, char **argv,
+		  const char **val)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n))
+		return false;
+	if (arg[n] == '=') {
+		*val = arg + n + 1;
+		return true;
+	}
+	if (arg[n])
+		return false;
+	if (*i + 1 >= argc)
+		die(CAP_EXIT_USAGE, "%s needs a value", name);
+	*val = argv[++*i];
+	return true;
+}
+
+static void parse_args(opts *o, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage_text, stdout);
+			exit(0);
+		} else if (!strcmp(a, "--version")) {
+			puts("dmem-capacity " VERSION);
+			exit(0);
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (!strcmp(a, "--libvirt")) {
+			o->libvirt = true;
+			if (i + 1 < argc && argv[i + 1][0] != '-')
+				o->libvirt_uri = argv[++i];
+		} else if (g_str_has_prefix(a, "--libvirt=")) {
+			o->libvirt = true;
+			o->libvirt_uri = a + strlen("--libvirt=");
+		} else if (takes(a, "--root", &i, argc, argv, &v)) {
+			o->root = v;
+		} else if (takes(a, "--host", &i, argc, argv, &v)) {
+			o->host = v;
+		} else if (takes(a, "--dmem-pagesize", &i, argc, argv, &v)) {
+			o->pagesize = v;
+		} else if (takes(a, "--dmem", &i, argc, argv, &v)) {
+			o->dmem = v;
+		} else if (takes(a, "--reserve", &i, argc, argv, &v)) {
+			o->reserve = v;
+		} else if (takes(a, "--dpage-meta", &i, argc, argv, &v)) {
+			o->dpage_meta = v;
+		} else if (takes(a, "--guest", &i, argc, argv, &v)) {
+			g_ptr_array_add(o->guests, (gpointer)v);
+		} else if (takes(a, "--xml", &i, argc, argv, &v)) {
+			g_ptr_array_add(o->xmls, (gpointer)v);
+		} else if (takes(a, "--svg", &i, argc, argv, &v)) {
+			o->svg = v;
+		} else {
+			die(CAP_EXIT_USAGE, "unknown argument '%s' (see --help)", a);
+		}
+	}
+}
+
+static void build_host(cap_host *h, const opts *o)
+{
+	char *err = NULL;
+
+	cap_host_init(h);
+	if (o->pagesize) {
+		uint64_t ps;
+
+		if (cap_parse_size(o->pagesize, &ps, &err) < 0)
+			die(CAP_EXIT_USAGE, "--dmem-pagesize: %s", err);
+		if (ps != 4 * CAP_KIB && ps != 2 * CAP_MIB && ps != CAP_GIB)
+			die(CAP_EXIT_USAGE, "--dmem-pagesize: '%s' is not 4K, 2M or 1G", o->pagesize);
+		h->dmem_pagesize = ps;
+	}
+	if (o->reserve) {
+		/* 0 is allowed here: "no reserve" */
+		if (strcmp(o->reserve, "0") && cap_parse_size(o->reserve, &h->reserve, &err) < 0)
+			die(CAP_EXIT_USAGE, "--reserve: %s", err);
+		if (!strcmp(o->reserve, "0"))
+			h->reserve = 0;
+		h->reserve_given = true;
+	}
+	if (o->dpage_meta) {
+		char *end;
+		guint64 v = g_ascii_strtoull(o->dpage_meta, &end, 10);
+
+		if (!*o->dpage_meta || *end || o->dpage_meta[0] == '-' || v > 4096)
+			die(CAP_EXIT_USAGE, "--dpage-meta: '%s' is not a byte count 0..4096",
+			    o->dpage_meta);
+		h->dpage_meta = v;
+	}
+	if (o->dmem && !o->host)
+		die(CAP_EXIT_USAGE, "--dmem describes a planned host and needs --host");
+	if (o->host) {
+		if (o->root)
+			die(CAP_EXIT_USAGE, "--root and --host exclude each other");
+		if (cap_parse_host_spec(h, o->host, &err) < 0)
+			die(CAP_EXIT_USAGE, "%s", err);
+		if (o->dmem && cap_parse_dmem_spec(h, o->dmem, &err) < 0)
+			die(CAP_EXIT_USAGE, "%s", err);
+		if (cap_host_validate(h, &err) < 0)
+			die(CAP_EXIT_USAGE, "%s", err);
+	} else {
+		if (cap_host_from_root(h, o->root ? o->root : "/", &err) < 0)
+			die(CAP_EXIT_ERROR, "%s", err);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	opts o = { 0 };
+	cap_host host;
+	cap_report rep;
+	GPtrArray *shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
+	char *err = NULL;
+
+	o.guests = g_ptr_array_new();
+	o.xmls = g_ptr_array_new();
+	parse_args(&o, argc, argv);
+	build_host(&host, &o);
+
+	for (guint i = 0; i < o.guests->len; i++) {
+		cap_shape *s = cap_shape_from_spec(&host, o.guests->pdata[i], &err);
+
+		if (!s)
+			die(CAP_EXIT_USAGE, "%s", err);
+		g_ptr_array_add(shapes, s);
+	}
+	for (guint i = 0; i < o.xmls->len; i++) {
+		cap_shape *s = cap_shape_from_xml_file(&host, o.xmls->pdata[i], &err);
+
+		if (!s)
+			die(CAP_EXIT_USAGE, "%s", err);
+		g_ptr_array_add(shapes, s);
+	}
+	if (o.libvirt) {
+		bool usage;
+
+		if (cap_shapes_from_libvirt(&host, o.libvirt_uri, shapes, &err, &usage) < 0)
+			die(usage ? CAP_EXIT_USAGE : CAP_EXIT_ERROR, "%s", err);
+	}
+
+	cap_report_build(&rep, &host, (cap_shape **)shapes->pdata, (int)shapes->len);
+	if (o.svg) {
+		g_autofree char *svg = cap_report_svg(&rep);
+		GError *ge = NULL;
+
+		if (!g_file_set_contents(o.svg, svg, -1, &ge))
+			die(CAP_EXIT_ERROR, "--svg: %s", ge->message);
+	}
+	{
+		g_autofree char *out = o.json ? cap_report_json(&rep) : cap_report_table(&rep);
+
+		fputs(out, stdout);
+	}
+	cap_report_clear(&rep);
+	g_ptr_array_free(shapes, TRUE);
+	g_ptr_array_free(o.guests, TRUE);
+	g_ptr_array_free(o.xmls, TRUE);
+	return fflush(stdout) ? CAP_EXIT_ERROR : CAP_EXIT_OK;
+}

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The memory models and the packing of guests into them.
+ *
+ * Per node, with P = physical RAM and R = the node's share of the host
+ * reserve (host kernel, QEMU, libvirtd):
+ *
+ *   4K        memmap P/64 for everything; guests get P - P/64 - R.
+ *   2M, 1G    hugetlbfs without HVO: same memmap, pool rounded down to the
+ *             huge page size.
+ *   2M HVO    each 2M page keeps 1 of its 8 vmemmap pages (frees 7*4K);
+ *   1G HVO    each 1G page keeps 1 of 4096 (frees 4095*4K).  The pool is
+ *             the most pages n with n*page + P/64 - n*freed + R <= P.
+ *   dmem      the dmem= part D has no struct page: memmap (P-D)/64 for the
+ *             rest, plus the allocator bitmap, one bit per 4 KiB of D, plus
+ *             optional per-dpage metadata (--dpage-meta).  Guests get D; the
+ *             host lives on P - D - metadata, which should cover R.
+ */
+#include <string.h>
+
+#include <glib.h>
+
+#include "capacity.h"
+
+const char *cap_source_name(cap_source s)
+{
+	switch (s) {
+	case CAP_SRC_GIVEN:
+		return "given";
+	case CAP_SRC_MEASURED:
+		return "measured";
+	case CAP_SRC_MODELLED:
+		return "modelled";
+	}
+	return "?";
+}
+
+void cap_host_init(cap_host *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->reserve = CAP_DEFAULT_RESERVE;
+	h->dmem_pagesize = 2 * CAP_MIB;
+}
+
+int cap_host_index(const cap_host *h, int id)
+{
+	for (int i = 0; i < h->nnodes; i++)
+		if (h->node[i].id == id)
+			return i;
+	return -1;
+}
+
+char *cap_host_node_list(const cap_host *h)
+{
+	GString *s = g_string_new(NULL);
+
+	for (int i = 0; i < h->nnodes; i++)
+		g_string_append_printf(s, "%snode%d", i ? ", " : "", h->node[i].id);
+	if (!h->nnodes)
+		g_string_append(s, "none");
+	return g_string_free(s, FALSE);
+}
+
+uint64_t cap_host_ram(const cap_host *h)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < h->nnodes; i++)
+		t += h->node[i].ram;
+	return t;
+}
+
+/* The reserve is split evenly; node index 0 takes the remainder. */
+uint64_t cap_reserve_share(const cap_host *h, int idx)
+{
+	if (!h->nnodes)
+		return 0;
+	uint64_t share = h->reserve / (uint64_t)h->nnodes;
+
+	return idx == 0 ? share + h->reserve % (uint64_t)h->nnodes : share;
+}
+
+uint64_t cap_memmap_bytes(uint64_t ram)
+{
+	return ram / CAP_BASE_PAGE * CAP_STRUCT_PAGE;
+}
+
+uint64_t cap_dmem_bitmap_bytes(uint64_t dmem)
+{
+	uint64_t bits = cap_round_up(dmem, CAP_BASE_PAGE) / CAP_BASE_PAGE;
+
+	return (bits + 7) / 8;
+}
+
+bool cap_model_present(const cap_host *h, cap_model_id id)
+{
+	if (id == CAP_M_DMEM_FREE)
+		return h->live && h->has_dmem;
+	return id < CAP_M_COUNT;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void hvo(uint64_t P, uint64_t R, uint64_t page, uint64_t freed,
+		uint64_t *pool, uint64_t *meta)
+{
+	uint64_t full = cap_memmap_bytes(P);
+	uint64_t avail = sub0(P, full + R);
+	uint64_t saved = freed * CAP_BASE_PAGE;
+	uint64_t n = avail / (page - saved);
+
+	*pool = n * page;
+	*meta = full - n * saved;
+}
+
+void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m)
+{
+	static const struct {
+		const char *key, *name;
+		uint64_t page;
+	} info[CAP_M_COUNT] = {
+		[CAP_M_4K] = { "struct-page-4k", "4K, all struct page", 4096 },
+		[CAP_M_2M] = { "hugetlb-2m", "hugetlbfs 2M", 2 * CAP_MIB },
+		[CAP_M_2M_HVO] = { "hugetlb-2m-hvo", "hugetlbfs 2M + HVO", 2 * CAP_MIB },
+		[CAP_M_1G] = { "hugetlb-1g", "hugetlbfs 1G", CAP_GIB },
+		[CAP_M_1G_HVO] = { "hugetlb-1g-hvo", "hugetlbfs 1G + HVO", CAP_GIB },
+		[CAP_M_DMEM] = { "dmem", "dmem", 0 },
+		[CAP_M_DMEM_FREE] = { "dmem-free", "dmem, free now", 0 },
+	};
+
+	memset(m, 0, sizeof(*m));
+	m->id = id;
+	m->key = info[id].key;
+	m->name = info[id].name;
+	m->page = info[id].page ? info[id].page : h->dmem_pagesize;
+	m->meta_src = CAP_SRC_MODELLED;
+	m->pool_src = CAP_SRC_MODELLED;
+
+	for (int i = 0; i < h->nnodes; i++) {
+		const cap_node *n = &h->node[i];
+		uint64_t P = n->ram, R = cap_reserve_share(h, i);
+		uint64_t full = cap_memmap_bytes(P);
+
+		switch (id) {
+		case CAP_M_4K:
+		case CAP_M_2M:
+		case CAP_M_1G:
+			m->meta[i] = full;
+			m->pool[i] = cap_round_down(sub0(P, full + R), m->page);
+			break;
+		case CAP_M_2M_HVO:
+			hvo(P, R, 2 * CAP_MIB, CAP_HVO_2M_FREED, &m->pool[i], &m->meta[i]);
+			break;
+		case CAP_M_1G_HVO:
+			hvo(P, R, CAP_GIB, CAP_HVO_1G_FREED, &m->pool[i], &m->meta[i]);
+			break;
+		case CAP_M_DMEM:
+		case CAP_M_DMEM_FREE: {
+			uint64_t D = n->dmem_total;
+
+			m->meta[i] = cap_memmap_bytes(sub0(P, D)) + cap_dmem_bitmap_bytes(D) +
+				     D / h->dmem_pagesize * h->dpage_meta;
+			m->pool[i] = cap_round_down(id == CAP_M_DMEM ? D : n->dmem_free,
+						    h->dmem_pagesize);
+			m->pool_src = n->dmem_src;
+			break;
+		}
+		case CAP_M_COUNT:
+			break;
+		}
+		m->host_left[i] = sub0(P, m->meta[i] + m->pool[i]);
+	}
+}
+
+uint64_t cap_model_meta_total(const cap_host *h, const cap_model *m)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < h->nnodes; i++)
+		t += m->meta[i];
+	return t;
+}
+
+uint64_t cap_model_pool_total(const cap_host *h, const cap_model *m)
+{
+	uint64_t t = 0;
+
+	for (int i = 0; i < h->nnodes; i++)
+		t += m->pool[i];
+	return t;
+}
+
+/*
+ * Count how many guests of shape s fit in model m.  Every guest cell must fit
+ * whole on one host node in its allowed mask.  All-pinned shapes and
+ * single-cell shapes have exact closed forms; other shapes are packed
+ * greedily one guest at a time: the biggest, most constrained cell first,
+ * each cell on the allowed node with the most room, preferring nodes this
+ * guest does not use yet (one guest cell per host node, as libvirt would
+ * place a NUMA guest).
+ */
+void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_result *r)
+{
+	int nn = h->nnodes;
+	uint64_t all = nn >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nn) - 1;
+	uint64_t need[CAP_MAX_CELLS], mask[CAP_MAX_CELLS];
+	uint64_t room[CAP_MAX_NODES];
+	bool pinned = true;
+
+	memset(r, 0, sizeof(*r));
+	if (!s->ncells || !nn)
+		return;
+	for (int c = 0; c < s->ncells; c++) {
+		need[c] = cap_round_up(s->cell[c].bytes, m->page);
+		mask[c] = s->cell[c].mask & all;
+		if (!mask[c])
+			return;
+		if (__builtin_popcountll(mask[c]) != 1)
+			pinned = false;
+	}
+	for (int i = 0; i < nn; i++)
+		room[i] = m->pool[i];
+
+	if (pinned) {
+		uint64_t demand[CAP_MAX_NODES] = { 0 }, cells[CAP_MAX_NODES] = { 0 };
+		uint64_t n = UINT64_MAX;
+
+		for (int c = 0; c < s->ncells; c++) {
+			int i = __builtin_ctzll(mask[c]);
+
+			demand[i] += need[c];
+			cells[i]++;
+		}
+		for (int i = 0; i < nn; i++)
+			if (demand[i] && room[i] / demand[i] < n)
+				n = room[i] / demand[i];
+		r->per_host = n;
+		for (int i = 0; i < nn; i++)
+			r->cells_on[i] = n * cells[i];
+		return;
+	}
+	if (s->ncells == 1) {
+		for (int i = 0; i < nn; i++) {
+			if (!(mask[0] & (UINT64_C(1) << i)))
+				continue;
+			r->cells_on[i] = room[i] / need[0];
+			r->per_host += r->cells_on[i];
+		}
+		return;
+	}
+
+	int order[CAP_MAX_CELLS];
+
+	for (int c = 0; c < s->ncells; c++)
+		order[c] = c;
+	for (int a = 1; a < s->ncells; a++) {
+		for (int b = a; b > 0; b--) {
+			int x = order[b - 1], y = order[b];
+			int px = __builtin_popcountll(mask[x]), py = __builtin_popcountll(mask[y]);
+
+			if (px < py || (px == py && need[x] >= need[y]))
+				break;
+			order[b - 1] = y;
+			order[b] = x;
+		}
+	}
+	for (;;) {
+		int place[CAP_MAX_CELLS];
+		uint64_t used = 0;
+		int c;
+
+		for (c = 0; c < s->ncells; c++) {
+			int cc = order[c], best = -1;
+			bool best_fresh = false;
+
+			for (int i = 0; i < nn; i++) {
+				uint64_t bit = UINT64_C(1) << i;
+				bool fresh = !(used & bit);
+
+				if (!(mask[cc] & bit) || room[i] < need[cc])
+					continue;
+				if (best < 0 || (fresh && !best_fresh) ||
+				    (fresh == best_fresh && room[i] > room[best])) {
+					best = i;
+					best_fresh = fresh;
+				}
+			}
+			if (best < 0)
+				break;
+			room[best] -= need[cc];
+			used |= UINT64_C(1) << best;
+			place[cc] = best;
+		}
+		if (c < s->ncells)
+			return; /* this guest does not fit; room is not used further */
+		r->per_host++;
+		for (c = 0; c < s->ncells; c++)
+			r->cells_on[place[c]]++;
+	}
+}
+
+static int parse_node_sizes(cap_host *h, const char *opt, const char *spec, bool create,
+			    char **err)
+{
+	g_auto(GStrv) parts = g_strsplit(spec, ",", -1);
+
+	if (!parts[0]) {
+		*err = g_strdup_printf("%s: empty list (use node0=SIZE,node1=SIZE)", opt);
+		return -1;
+	}
+	for (int k = 0; parts[k]; k++) {
+		char *eq = strchr(parts[k], '=');
+		char *e = NULL;
+		uint64_t size;
+		int id, idx;
+
+		if (!eq) {
+			*err = g_strdup_printf("%s: '%s' is not nodeN=SIZE", opt, parts[k]);
+			return -1;
+		}
+		*eq = '\0';
+		if (cap_parse_node(parts[k], &id, &e) < 0 || cap_parse_size(eq + 1, &size, &e) < 0) {
+			*err = g_strdup_printf("%s: %s", opt, e);
+			g_free(e);
+			return -1;
+		}
+		idx = cap_host_index(h, id);
+		if (create) {
+			if (idx >= 0) {
+				*err = g_strdup_printf("%s: node%d given twice", opt, id);
+				return -1;
+			}
+			if (h->nnodes >= CAP_MAX_NODES) {
+				*err = g_strdup_printf("%s: more than %d nodes", opt, CAP_MAX_NODES);
+				return -1;
+			}
+			idx = h->nnodes++;
+			h->node[idx].id = id;
+			h->node[idx].ram = size;
+			h->node[idx].ram_src = CAP_SRC_GIVEN;
+			h->node[idx].dmem_src = CAP_SRC_GIVEN;
+		} else {
+			if (idx < 0) {
+				g_autofree char *list = cap_host_node_list(h);
+
+				*err = g_strdup_printf("%s: unknown node 'node%d' (host has %s)", opt,
+						       id, list);
+				return -1;
+			}
+			h->node[idx].dmem_total = size;
+			h->node[idx].dmem_free = size;
+			h->node[idx].dmem_used = 0;
+			h->node[idx].dmem_src = CAP_SRC_GIVEN;
+		}
+	}
+	return 0;
+}
+
+int cap_parse_host_spec(cap_host *h, const char *spec, char **err)
+{
+	h->nnodes = 0;
+	h->live = false;
+	return parse_node_sizes(h, "--host", spec, true, err);
+}
+
+int cap_parse_dmem_spec(cap_host *h, const char *spec, char **err)
+{
+	return parse_node_sizes(h, "--dmem", spec, false, err);
+}
+
+int cap_host_validate(const cap_host *h, char **err)
+{
+	if (!h->nnodes) {
+		*err = g_strdup("no NUMA nodes found");
+		return -1;
+	}
+	for (int i = 0; i < h->nnodes; i++) {
+		const cap_node *n = &h->node[i];
+
+		if (n->dmem_total > n->ram) {
+			g_autofree char *d = cap_format_size(n->dmem_total);
+			g_autofree char *r = cap_format_size(n->ram);
+
+			*err = g_strdup_printf("dmem on node%d (%s) exceeds its memory (%s)", n->id,
+					       d, r);
+			return -1;
+		}
+		if (n->dmem_total % h->dmem_pagesize && !h->live) {
+			g_autofree char *d = cap_format_size(h->dmem_pagesize);
+
+			*err = g_strdup_printf("dmem on node%d is not a multiple of the dmem page size %s",
+					       n->id, d);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,902 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for dmem-capacity.  Library-level tests call the code
+ * directly; the cli tests run build/bin/dmem-capacity ($CAP_BIN) and check
+ * its exit code, its stderr line, its JSON (parsed back with json-glib) and
+ * its SVG (parsed back with libxml2).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "capacity.h"
+
+#define G(x) ((uint64_t)(x) * CAP_GIB)
+#define M(x) ((uint64_t)(x) * CAP_MIB)
+
+static char *tmpdir;
+static const char *cap_bin;
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static void planning_host(cap_host *h, const char *host, const char *dmem)
+{
+	char *err = NULL;
+
+	cap_host_init(h);
+	g_assert_cmpint(cap_parse_host_spec(h, host, &err), ==, 0);
+	g_assert_null(err);
+	if (dmem) {
+		g_assert_cmpint(cap_parse_dmem_spec(h, dmem, &err), ==, 0);
+		g_assert_null(err);
+	}
+	g_assert_cmpint(cap_host_validate(h, &err), ==, 0);
+}
+
+static void std_host(cap_host *h)
+{
+	planning_host(h, "node0=256G,node1=256G", "node0=240G,node1=240G");
+}
+
+static cap_shape *spec(const cap_host *h, const char *s)
+{
+	char *err = NULL;
+	cap_shape *sh = cap_shape_from_spec(h, s, &err);
+
+	if (!sh)
+		g_test_message("spec %s: %s", s, err);
+	g_assert_nonnull(sh);
+	g_free(err);
+	return sh;
+}
+
+static uint64_t fit(const cap_host *h, cap_model_id id, const cap_shape *s, cap_fit_result *out)
+{
+	cap_model m;
+	cap_fit_result r;
+
+	cap_model_compute(h, id, &m);
+	cap_fit(h, &m, s, &r);
+	if (out)
+		*out = r;
+	return r.per_host;
+}
+
+static int run_cli(const char *const *args, char **out, char **err)
+{
+	GPtrArray *argv = g_ptr_array_new();
+	GError *ge = NULL;
+	int status = -1;
+
+	g_ptr_array_add(argv, (gpointer)cap_bin);
+	for (int i = 0; args[i]; i++)
+		g_ptr_array_add(argv, (gpointer)args[i]);
+	g_ptr_array_add(argv, NULL);
+	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+			  &status, &ge)) {
+		g_test_message("spawn %s: %s", cap_bin, ge->message);
+		g_error_free(ge);
+		g_ptr_array_free(argv, TRUE);
+		return -1;
+	}
+	g_ptr_array_free(argv, TRUE);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static char *write_tmp(const char *name, const char *content)
+{
+	char *p = g_build_filename(tmpdir, name, NULL);
+	g_autofree char *dir = g_path_get_dirname(p);
+
+	g_mkdir_with_parents(dir, 0755);
+	g_assert_true(g_file_set_contents(p, content, -1, NULL));
+	return p;
+}
+
+/*
+ * A fake live tree: two nodes of 16 GiB memory blocks (128 x 128 MiB) plus
+ * 240 GiB of dmem each; node0 has 40 GiB of its pool in use.
+ */
+static char *fake_root(bool blocks)
+{
+	g_autofree char *rel = g_strdup_printf("root-%d", blocks);
+	char *root = g_build_filename(tmpdir, rel, NULL);
+	static const char *dm[2][3] = {
+		{ "257698037760", "214748364800", "42949672960" },
+		{ "257698037760", "257698037760", "0" },
+	};
+
+	for (int n = 0; n < 2; n++) {
+		g_autofree char *mi = g_strdup_printf("%s/node%d/meminfo", rel, n);
+		g_autofree char *mic = g_strdup_printf("Node %d MemTotal:       16252928 kB\n"
+						       "Node %d MemFree:        15000000 kB\n", n, n);
+		g_free(write_tmp(mi, mic));
+		g_autofree char *nd = g_strdup_printf("%s/sys/devices/system/node/node%d", root, n);
+
+		g_mkdir_with_parents(nd, 0755);
+		g_autofree char *mip = g_strdup_printf("%s/meminfo", nd);
+
+		g_assert_true(g_file_set_contents(mip, mic, -1, NULL));
+		for (int b = 0; blocks && b < 128; b++) {
+			g_autofree char *bd = g_strdup_printf("%s/memory%d", nd, n * 128 + b);
+
+			g_mkdir_with_parents(bd, 0755);
+		}
+		const char *f[3] = { "total_bytes", "free_bytes", "used_bytes" };
+
+		for (int k = 0; k < 3; k++) {
+			g_autofree char *p = g_strdup_printf("%s/sys/kernel/mm/dmem/node%d/%s", rel, n,
+							     f[k]);
+			g_autofree char *v = g_strdup_printf("%s\n", dm[n][k]);
+
+			g_free(write_tmp(p, v));
+		}
+	}
+	g_autofree char *p1 = g_strdup_printf("%s/proc/meminfo", rel);
+	g_autofree char *p2 = g_strdup_printf("%s/sys/devices/system/memory/block_size_bytes", rel);
+
+	g_free(write_tmp(p1, "MemTotal:       32505856 kB\nMemFree:        30000000 kB\n"));
+	g_free(write_tmp(p2, "8000000\n"));
+	return root;
+}
+
+static JsonNode *parse_json(const char *text)
+{
+	JsonParser *p = json_parser_new();
+	GError *ge = NULL;
+	JsonNode *root = NULL;
+
+	if (json_parser_load_from_data(p, text, -1, &ge))
+		root = json_node_copy(json_parser_get_root(p));
+	else
+		g_test_message("json: %s", ge->message);
+	g_clear_error(&ge);
+	g_object_unref(p);
+	return root;
+}
+
+/* run the binary, expect exit 0, parse stdout as JSON (NULL on failure) */
+static JsonNode *run_json(const char *const *args)
+{
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = run_cli(args, &out, &err);
+
+	if (rc != 0)
+		g_test_message("rc %d, stderr: %s", rc, err ? err : "");
+	g_assert_cmpint(rc, ==, 0);
+	g_assert_nonnull(out);
+	return out ? parse_json(out) : NULL;
+}
+
+static JsonObject *find_by(JsonArray *a, const char *key, const char *val)
+{
+	for (guint i = 0; a && i < json_array_get_length(a); i++) {
+		JsonObject *o = json_array_get_object_element(a, i);
+
+		if (!g_strcmp0(json_object_get_string_member(o, key), val))
+			return o;
+	}
+	return NULL;
+}
+
+static gint64 fit_json(JsonObject *root, int shape, const char *model)
+{
+	JsonArray *shapes = json_object_get_array_member(root, "shapes");
+	JsonObject *s, *f;
+
+	if (!shapes || (guint)shape >= json_array_get_length(shapes))
+		return -1;
+	s = json_array_get_object_element(shapes, shape);
+	f = find_by(json_object_get_array_member(s, "fit"), "model", model);
+	return f ? json_object_get_int_member(f, "per_host") : -1;
+}
+
+/* ---- units ------------------------------------------------------------ */
+
+static void test_sizes(void)
+{
+	static const struct {
+		const char *in;
+		uint64_t out;
+	} ok[] = {
+		{ "4G", G(4) }, { "4g", G(4) }, { "4GiB", G(4) }, { "2M", M(2) },
+		{ "512K", 512 * CAP_KIB }, { "1T", CAP_TIB }, { "1.5G", G(3) / 2 },
+		{ "100B", 100 }, { "0.5M", 512 * CAP_KIB }, { "1P", CAP_TIB * 1024 },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
+		uint64_t v = 0;
+		char *err = NULL;
+
+		g_assert_cmpint(cap_parse_size(ok[i].in, &v, &err), ==, 0);
+		g_assert_cmpuint(v, ==, ok[i].out);
+		g_free(err);
+	}
+}
+
+static void test_bad_sizes(void)
+{
+	static const struct {
+		const char *in, *msg;
+	} bad[] = {
+		{ "0G", "is zero" }, { "0", "no unit" }, { "-4G", "negative" },
+		{ "4X", "unknown unit 'X'" }, { "4GB", "unknown unit 'GB'" }, { "G", "no number" },
+		{ "", "empty" }, { "99999999999999P", "too large" }, { "4", "no unit" },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		uint64_t v = 0;
+		char *err = NULL;
+
+		g_assert_cmpint(cap_parse_size(bad[i].in, &v, &err), ==, -1);
+		g_assert_nonnull(err);
+		if (err && !strstr(err, bad[i].msg))
+			g_test_fail_printf("'%s': message '%s' lacks '%s'", bad[i].in, err, bad[i].msg);
+		g_free(err);
+	}
+}
+
+static void test_nodes(void)
+{
+	int id = -1;
+	char *err = NULL;
+
+	g_assert_cmpint(cap_parse_node("node3", &id, &err), ==, 0);
+	g_assert_cmpint(id, ==, 3);
+	g_assert_cmpint(cap_parse_node("1", &id, &err), ==, 0);
+	g_assert_cmpint(id, ==, 1);
+	g_assert_cmpint(cap_parse_node("nodeX", &id, &err), ==, -1);
+	g_free(err);
+}
+
+/* ---- model arithmetic -------------------------------------------------- */
+
+static void test_memmap(void)
+{
+	/* 64 B per 4 KiB page = 1/64 of RAM */
+	g_assert_cmpuint(cap_memmap_bytes(G(256)), ==, G(4));
+	g_assert_cmpuint(cap_memmap_bytes(G(1)), ==, M(16));
+	/* one bit per 4 KiB: 240 GiB -> 62914560 pages -> 7.5 MiB */
+	g_assert_cmpuint(cap_dmem_bitmap_bytes(G(240)), ==, M(15) / 2);
+	g_assert_cmpuint(cap_dmem_bitmap_bytes(4096), ==, 1);
+	g_assert_cmpuint(cap_dmem_bitmap_bytes(4097), ==, 1);
+	g_assert_cmpuint(cap_dmem_bitmap_bytes(9 * 4096), ==, 2);
+}
+
+static void test_models_2x256(void)
+{
+	cap_host h;
+	cap_model m;
+
+	std_host(&h); /* reserve 4G -> 2G per node */
+	g_assert_cmpuint(cap_reserve_share(&h, 0), ==, G(2));
+
+	cap_model_compute(&h, CAP_M_4K, &m);
+	g_assert_cmpuint(m.meta[0], ==, G(4));
+	g_assert_cmpuint(m.pool[0], ==, G(250));
+	g_assert_cmpuint(cap_model_meta_total(&h, &m), ==, G(8));
+
+	cap_model_compute(&h, CAP_M_2M, &m);
+	g_assert_cmpuint(m.meta[1], ==, G(4));
+	g_assert_cmpuint(m.pool[1], ==, G(250));
+
+	/* 2M HVO: n = (256G - 4G - 2G) / (2M - 7*4K) = 129774 pages */
+	cap_model_compute(&h, CAP_M_2M_HVO, &m);
+	g_assert_cmpuint(m.pool[0], ==, UINT64_C(129774) * M(2));
+	g_assert_cmpuint(m.meta[0], ==, G(4) - UINT64_C(129774) * 7 * 4096);
+	g_assert_cmpuint(m.meta[0] + m.pool[0] + G(2) + m.host_left[0] - G(2), ==, G(256));
+	g_assert_cmpuint(m.meta[0] + m.pool[0] + G(2), <=, G(256));
+
+	cap_model_compute(&h, CAP_M_1G, &m);
+	g_assert_cmpuint(m.pool[0], ==, G(250));
+
+	/* 1G HVO: n = 250G / (1G - 4095*4K) = 253 pages, each keeps 4 KiB */
+	cap_model_compute(&h, CAP_M_1G_HVO, &m);
+	g_assert_cmpuint(m.pool[0], ==, G(253));
+	g_assert_cmpuint(m.meta[0], ==, G(4) - UINT64_C(253) * 4095 * 4096);
+	g_assert_cmpuint(m.meta[0], ==, UINT64_C(51367936));
+
+	/* dmem: memmap of the 16G left (256 MiB) + 7.5 MiB bitmap */
+	cap_model_compute(&h, CAP_M_DMEM, &m);
+	g_assert_cmpuint(m.pool[0], ==, G(240));
+	g_assert_cmpuint(m.meta[0], ==, M(256) + M(15) / 2);
+	g_assert_cmpuint(m.host_left[0], ==, G(16) - M(256) - M(15) / 2);
+
+	/* optional per-dpage metadata: 4 B per 2M dpage */
+	h.dpage_meta = 4;
+	cap_model_compute(&h, CAP_M_DMEM, &m);
+	g_assert_cmpuint(m.meta[0], ==, M(256) + M(15) / 2 + 122880 * 4);
+
+	g_assert_false(cap_model_present(&h, CAP_M_DMEM_FREE));
+}
+
+static void test_reserve_split(void)
+{
+	cap_host h;
+
+	planning_host(&h, "node0=64G,node1=64G,node2=64G", NULL);
+	h.reserve = 10;
+	g_assert_cmpuint(cap_reserve_share(&h, 0), ==, 4);
+	g_assert_cmpuint(cap_reserve_share(&h, 1), ==, 3);
+	g_assert_cmpuint(cap_reserve_share(&h, 2), ==, 3);
+}
+
+static void test_host_specs(void)
+{
+	cap_host h;
+	char *err = NULL;
+
+	cap_host_init(&h);
+	g_assert_cmpint(cap_parse_host_spec(&h, "node0=1G,node0=2G", &err), ==, -1);
+	g_assert_nonnull(strstr(err, "given twice"));
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(cap_parse_host_spec(&h, "node0=256G,node1=256G", &err), ==, 0);
+	g_assert_cmpint(cap_parse_dmem_spec(&h, "node5=1G", &err), ==, -1);
+	g_assert_cmpstr(err, ==, "--dmem: unknown node 'node5' (host has node0, node1)");
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(cap_parse_dmem_spec(&h, "node0", &err), ==, -1);
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(cap_parse_dmem_spec(&h, "node1=257G", &err), ==, 0);
+	g_assert_cmpint(cap_host_validate(&h, &err), ==, -1);
+	g_assert_nonnull(strstr(err, "exceeds"));
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(cap_parse_dmem_spec(&h, "node1=3M", &err), ==, 0);
+	g_assert_cmpint(cap_host_validate(&h, &err), ==, -1);
+	g_assert_nonnull(strstr(err, "multiple of the dmem page size"));
+	g_free(err);
+}
+
+/* ---- fitting ---------------------------------------------------------- */
+
+/* expect `per_host` guests of shape `sp` in model `id`; c0/c1: cells on node0/1 (-1: any) */
+static void check_fit(const char *sp, cap_model_id id, uint64_t per_host, int64_t c0, int64_t c1)
+{
+	cap_host h;
+	cap_fit_result r;
+	cap_shape *s;
+
+	std_host(&h);
+	s = spec(&h, sp);
+	if (!s)
+		return;
+	if (fit(&h, id, s, &r) != per_host || (c0 >= 0 && r.cells_on[0] != (uint64_t)c0) ||
+	    (c1 >= 0 && r.cells_on[1] != (uint64_t)c1))
+		g_test_fail_printf("%s in model %d: %" G_GUINT64_FORMAT " guests, cells %"
+				   G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "; want %" G_GUINT64_FORMAT
+				   " guests, cells %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
+				   sp, id, r.per_host, r.cells_on[0], r.cells_on[1], per_host, c0, c1);
+	cap_shape_free(s);
+}
+
+static void test_fit_single(void)
+{
+	check_fit("4G", CAP_M_4K, 124, 62, 62);
+	check_fit("4G", CAP_M_2M_HVO, 126, 63, 63);
+	check_fit("4G", CAP_M_1G, 124, 62, 62);
+	check_fit("4G", CAP_M_1G_HVO, 126, 63, 63);
+	check_fit("4G", CAP_M_DMEM, 120, 60, 60);
+}
+
+static void test_fit_spread(void)
+{
+	check_fit("2G+2G", CAP_M_DMEM, 120, 120, 120);
+	check_fit("2G+2G", CAP_M_4K, 125, 125, 125);
+	/* greedy: 100G+100G+10G on 240G+240G -> 2 guests, 3 cells per node */
+	check_fit("100G+100G+10G", CAP_M_DMEM, 2, 3, 3);
+}
+
+static void test_fit_pinned(void)
+{
+	cap_host h;
+	cap_shape *s;
+
+	check_fit("8G@node0+1G@1", CAP_M_DMEM, 30, 30, 30);
+	check_fit("8G@node0+1G@1", CAP_M_4K, 31, 31, 31);
+	/* both cells on node0: 2 x 10G per guest -> 12 guests */
+	check_fit("10G@0+10G@0", CAP_M_DMEM, 12, 24, 0);
+	/* a nodeset with exclusion: 0-1,^1 is node0 only */
+	check_fit("4G@0-1,^1", CAP_M_DMEM, 60, 60, 0);
+	std_host(&h);
+	s = spec(&h, "4G@0-1,^1");
+	g_assert_cmpuint(s->cell[0].mask, ==, 1);
+	cap_shape_free(s);
+}
+
+static void test_fit_rounding(void)
+{
+	cap_host h;
+	cap_shape *s;
+
+	std_host(&h);
+	s = spec(&h, "1536M");
+	/* 1G pages: 1.5G rounds to 2G -> 125 per node */
+	g_assert_cmpuint(fit(&h, CAP_M_1G, s, NULL), ==, 250);
+	g_assert_cmpuint(fit(&h, CAP_M_2M, s, NULL), ==, 332);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 320);
+	h.dmem_pagesize = CAP_GIB;
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 240);
+	cap_shape_free(s);
+}
+
+static void test_bad_specs(void)
+{
+	cap_host h;
+	char *err = NULL;
+
+	std_host(&h);
+	g_assert_null(cap_shape_from_spec(&h, "4G@node7", &err));
+	g_assert_cmpstr(err, ==, "--guest '4G@node7': unknown node 'node7' (host has node0, node1)");
+	g_clear_pointer(&err, g_free);
+	g_assert_null(cap_shape_from_spec(&h, "512K", &err));
+	g_assert_nonnull(strstr(err, "below the 1M minimum"));
+	g_clear_pointer(&err, g_free);
+	g_assert_null(cap_shape_from_spec(&h, "2G+", &err));
+	g_assert_nonnull(strstr(err, "empty size"));
+	g_clear_pointer(&err, g_free);
+	g_assert_null(cap_shape_from_spec(&h, "2G@", &err));
+	g_free(err);
+}
+
+/* ---- domain XML ------------------------------------------------------- */
+
+static const char numa_xml[] =
+	"<domain type='kvm'><name>vm-numa</name>"
+	"<memory unit='KiB'>8388608</memory>"
+	"<cpu><numa><cell id='0' cpus='0-1' memory='4' unit='GiB'/>"
+	"<cell id='1' cpus='2-3' memory='4194304'/></numa></cpu>"
+	"<numatune><memory mode='strict' nodeset='0-1'/>"
+	"<memnode cellid='0' mode='strict' nodeset='0'/>"
+	"<memnode cellid='1' mode='strict' nodeset='1'/></numatune>"
+	"<devices><memory model='dimm'><target><size unit='MiB'>512</size><node>1</node>"
+	"</target></memory></devices></domain>";
+
+static cap_shape *xml_shape(const cap_host *h, const char *xml, char **err)
+{
+	return cap_shape_from_xml(h, xml, (int)strlen(xml), "test.xml", err);
+}
+
+static void test_xml_numa(void)
+{
+	cap_host h;
+	char *err = NULL;
+	cap_shape *s;
+	cap_fit_result r;
+
+	std_host(&h);
+	s = xml_shape(&h, numa_xml, &err);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpstr(s->name, ==, "vm-numa");
+	g_assert_cmpint(s->ncells, ==, 2);
+	g_assert_cmpuint(s->cell[0].bytes, ==, G(4));
+	g_assert_cmpuint(s->cell[0].mask, ==, 1);
+	g_assert_cmpuint(s->cell[1].bytes, ==, G(4) + M(512)); /* + DIMM on cell 1 */
+	g_assert_cmpuint(s->cell[1].mask, ==, 2);
+	/* node1 limits: 240G / 4.5G = 53 */
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, &r), ==, 53);
+	g_assert_cmpuint(r.cells_on[0], ==, 53);
+	cap_shape_free(s);
+}
+
+static void test_xml_total(void)
+{
+	cap_host h;
+	char *err = NULL;
+	cap_shape *s;
+
+	std_host(&h);
+	s = xml_shape(&h, "<domain><name>flat</name><memory>8388608</memory>"
+			  "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>", &err);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpint(s->ncells, ==, 1);
+	g_assert_cmpuint(s->cell[0].bytes, ==, G(8));
+	g_assert_cmpuint(s->cell[0].mask, ==, 2);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 30);
+	cap_shape_free(s);
+
+	/* decimal GB, aligned up to 1 MiB like libvirt: 4e9 -> 3815 MiB */
+	s = xml_shape(&h, "<domain><memory unit='GB'>4</memory></domain>", &err);
+	g_assert_nonnull(s);
+	if (s)
+		g_assert_cmpuint(s->cell[0].bytes, ==, M(3815));
+	cap_shape_free(s);
+}
+
+static void test_xml_bad(void)
+{
+	static const struct {
+		const char *xml, *msg;
+	} bad[] = {
+		{ "<domain><memory unit='XB'>4</memory></domain>", "unknown unit 'XB'" },
+		{ "<domain><memory>0</memory></domain>", "zero size" },
+		{ "<domain><memory>-5</memory></domain>", "negative size" },
+		{ "<domain><memory>4</memory><numatune><memory nodeset='3'/></numatune></domain>",
+		  "unknown node 'node3'" },
+		{ "<domain><memory>4", "not well-formed" },
+		{ "<network/>", "not <domain>" },
+		{ "<domain><name>x</name></domain>", "no <memory>" },
+		{ "<domain><cpu><numa><cell id='0' memory='1' unit='G'/></numa></cpu>"
+		  "<numatune><memnode cellid='4' nodeset='0'/></numatune></domain>",
+		  "names no NUMA cell" },
+		{ "<!DOCTYPE domain [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"
+		  "<domain><name>&x;</name><memory>4</memory></domain>", "DOCTYPE" },
+		{ "<!DOCTYPE domain [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
+		  "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">"
+		  "<!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\">"
+		  "<!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">]>"
+		  "<domain><name>&h;</name><memory>4</memory></domain>", "" },
+	};
+	cap_host h;
+
+	std_host(&h);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		char *err = NULL;
+		cap_shape *s = xml_shape(&h, bad[i].xml, &err);
+
+		if (s) {
+			g_test_fail_printf("case %zu accepted", i);
+			cap_shape_free(s);
+			continue;
+		}
+		if (!err || !strstr(err, bad[i].msg))
+			g_test_fail_printf("case %zu: message '%s' lacks '%s'", i, err, bad[i].msg);
+		g_free(err);
+	}
+}
+
+/* ---- live tree -------------------------------------------------------- */
+
+static void test_live_tree(void)
+{
+	g_autofree char *root = fake_root(true);
+	cap_host h;
+	char *err = NULL;
+	cap_shape *s;
+
+	cap_host_init(&h);
+	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_true(h.live);
+	g_assert_true(h.has_dmem);
+	g_assert_cmpint(h.nnodes, ==, 2);
+	g_assert_cmpuint(h.memtotal, ==, UINT64_C(32505856) * 1024);
+	g_assert_cmpuint(h.node[0].blocks_bytes, ==, G(16));
+	g_assert_cmpuint(h.node[0].ram, ==, G(256));
+	g_assert_cmpint(h.node[0].ram_src, ==, CAP_SRC_MEASURED);
+	g_assert_cmpuint(h.node[0].dmem_total, ==, G(240));
+	g_assert_cmpuint(h.node[0].dmem_free, ==, G(200));
+	g_assert_cmpuint(h.node[0].dmem_used, ==, G(40));
+	g_assert_cmpint(h.node[0].dmem_src, ==, CAP_SRC_MEASURED);
+	g_assert_true(cap_model_present(&h, CAP_M_DMEM_FREE));
+	s = spec(&h, "4G");
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 120);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_FREE, s, NULL), ==, 110);
+	cap_shape_free(s);
+
+	/* 2 GiB blocks: 128 of them (256 GiB) cover MemTotal + dmem, so
+	 * they already include the dmem ranges and are not added twice */
+	g_autofree char *bs = g_build_filename(root, "sys/devices/system/memory/block_size_bytes",
+					       NULL);
+	g_assert_true(g_file_set_contents(bs, "80000000\n", -1, NULL));
+	cap_host_init(&h);
+	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_cmpuint(h.node[0].ram, ==, G(256));
+	g_assert_cmpuint(h.node[0].blocks_bytes, ==, G(256));
+	g_assert_true(g_file_set_contents(bs, "8000000\n", -1, NULL));
+}
+
+static void test_live_fallback(void)
+{
+	g_autofree char *root = fake_root(false);
+	cap_host h;
+	char *err = NULL;
+
+	cap_host_init(&h);
+	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_false(h.node[1].has_blocks);
+	g_assert_cmpint(h.node[1].ram_src, ==, CAP_SRC_MODELLED);
+	/* MemTotal 16252928 kB * 64/63 + 240 GiB */
+	g_assert_cmpuint(h.node[1].ram, ==, UINT64_C(16252928) * 1024 / 63 * 64 + G(240));
+}
+
+static void test_live_missing(void)
+{
+	g_autofree char *root = g_build_filename(tmpdir, "nothing-here", NULL);
+	cap_host h;
+	char *err = NULL;
+
+	cap_host_init(&h);
+	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, -1);
+	g_assert_nonnull(err);
+	g_free(err);
+}
+
+/* ---- the binary ------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const char *args[8];
+	const char *msg;
+} cli_bad[] = {
+	{ "dmem-unknown-node", { "--host", "node0=256G,node1=256G", "--dmem", "node2=1G" },
+	  "--dmem: unknown node 'node2' (host has node0, node1)" },
+	{ "guest-unknown-node", { "--host", "node0=256G", "--guest", "4G@node1" },
+	  "unknown node 'node1'" },
+	{ "host-unknown-unit", { "--host", "node0=256Q" }, "unknown unit 'Q'" },
+	{ "guest-unknown-unit", { "--host", "node0=256G", "--guest", "4GB" }, "unknown unit 'GB'" },
+	{ "guest-negative", { "--host", "node0=256G", "--guest", "-4G" }, "negative size" },
+	{ "guest-zero", { "--host", "node0=256G", "--guest", "0M" }, "is zero" },
+	{ "host-zero", { "--host", "node0=0G" }, "is zero" },
+	{ "dmem-negative", { "--host", "node0=256G", "--dmem", "node0=-1G" }, "negative size" },
+	{ "dmem-too-big", { "--host", "node0=256G", "--dmem", "node0=300G" }, "exceeds" },
+	{ "dmem-without-host", { "--dmem", "node0=1G" }, "needs --host" },
+	{ "reserve-unit", { "--host", "node0=256G", "--reserve", "4Z" }, "unknown unit 'Z'" },
+	{ "pagesize", { "--host", "node0=256G", "--dmem-pagesize", "64K" }, "not 4K, 2M or 1G" },
+	{ "unknown-arg", { "--frobnicate" }, "unknown argument" },
+	{ "missing-value", { "--host" }, "needs a value" },
+	{ "xml-missing", { "--host", "node0=1G", "--xml", "/nonexistent/d.xml" }, "--xml" },
+};
+
+static void test_cli_bad(gconstpointer data)
+{
+	size_t i = GPOINTER_TO_SIZE(data);
+	g_autofree char *out = NULL, *err = NULL;
+	int rc = run_cli(cli_bad[i].args, &out, &err);
+
+	g_assert_cmpint(rc, ==, 2);
+	if (!err)
+		return;
+	g_assert_true(g_str_has_prefix(err, "dmem-capacity: error: "));
+	g_assert_nonnull(strstr(err, cli_bad[i].msg));
+	/* exactly one line */
+	g_assert_nonnull(strchr(err, '\n'));
+	g_assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+	g_assert_cmpstr(out, ==, "");
+}
+
+static void test_cli_table(void)
+{
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--dmem", "node0=240G,node1=240G",
+			       "--guest", "4G", NULL };
+	g_autofree char *out = NULL, *err = NULL;
+
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	if (!out)
+		return;
+	g_assert_nonnull(strstr(out, "Nothing is measured"));
+	g_assert_nonnull(strstr(out, "guest \"4G\""));
+	/* the dmem row: 60 60 120 -4 */
+	g_assert_true(g_regex_match_simple("\\ndmem +60 +60 +120 +-4 ", out, 0, 0));
+	g_assert_true(g_regex_match_simple("\\nhugetlbfs 1G \\+ HVO +63 +63 +126 ", out, 0, 0));
+	g_assert_cmpstr(err, ==, "");
+}
+
+static void test_cli_json_planning(void)
+{
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--dmem", "node0=240G,node1=240G",
+			       "--guest", "4G", "--guest", "2G+2G", "--json", NULL };
+	JsonNode *root = run_json(args);
+	JsonObject *o, *m4k;
+
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	o = json_node_get_object(root);
+	g_assert_cmpstr(json_object_get_string_member(o, "mode"), ==, "planning");
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "models")), ==, 6);
+	m4k = find_by(json_object_get_array_member(o, "models"), "id", "struct-page-4k");
+	g_assert_nonnull(m4k);
+	if (m4k) {
+		g_assert_cmpint(json_object_get_int_member(m4k, "metadata_bytes"), ==, (gint64)G(8));
+		g_assert_cmpstr(json_object_get_string_member(m4k, "pool_source"), ==, "modelled");
+	}
+	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 0, "struct-page-4k"), ==, 124);
+	g_assert_cmpint(fit_json(o, 0, "hugetlb-1g-hvo"), ==, 126);
+	g_assert_cmpint(fit_json(o, 1, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 1, "dmem-free"), ==, -1);
+	json_node_unref(root);
+}
+
+static void test_cli_json_live(void)
+{
+	g_autofree char *root_dir = fake_root(true);
+	const char *args[] = { "--root", root_dir, "--guest", "4G", "--json", NULL };
+	JsonNode *root = run_json(args);
+	JsonObject *o, *n0, *dm;
+
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	o = json_node_get_object(root);
+	g_assert_cmpstr(json_object_get_string_member(o, "mode"), ==, "live");
+	n0 = json_array_get_object_element(
+		json_object_get_array_member(json_object_get_object_member(o, "host"), "nodes"), 0);
+	g_assert_cmpstr(json_object_get_string_member(n0, "dmem_source"), ==, "measured");
+	g_assert_cmpstr(json_object_get_string_member(n0, "ram_source"), ==, "measured");
+	g_assert_cmpint(json_object_get_int_member(n0, "dmem_free_bytes"), ==, (gint64)G(200));
+	dm = find_by(json_object_get_array_member(o, "models"), "id", "dmem-free");
+	g_assert_nonnull(dm);
+	if (dm)
+		g_assert_cmpstr(json_object_get_string_member(dm, "pool_source"), ==, "measured");
+	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 0, "dmem-free"), ==, 110);
+	json_node_unref(root);
+}
+
+static void test_cli_table_live(void)
+{
+	g_autofree char *root_dir = fake_root(true);
+	const char *args[] = { "--root", root_dir, "--guest", "4G", NULL };
+	g_autofree char *out = NULL, *err = NULL;
+
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	if (!out)
+		return;
+	g_assert_nonnull(strstr(out, "M = measured on this host"));
+	g_assert_true(g_regex_match_simple("\\ndmem, free now +50 +60 +110 .*measured", out, 0, 0));
+}
+
+static void test_cli_svg(void)
+{
+	g_autofree char *xml = write_tmp("odd.xml", "<domain><name>a&amp;b&lt;c\"</name>"
+						     "<memory unit='GiB'>4</memory></domain>");
+	g_autofree char *svg = g_build_filename(tmpdir, "chart.svg", NULL);
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--dmem", "node0=240G,node1=240G",
+			       "--guest", "4G", "--xml", xml, "--svg", svg, NULL };
+	g_autofree char *out = NULL, *err = NULL;
+	xmlDoc *doc;
+	int rects = 0, titles = 0;
+	bool found_name = false;
+
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	doc = xmlReadFile(svg, NULL, XML_PARSE_NONET);
+	g_assert_nonnull(doc);
+	if (!doc)
+		return;
+	xmlNode *root = xmlDocGetRootElement(doc);
+
+	g_assert_cmpstr((const char *)root->name, ==, "svg");
+	g_assert_nonnull(root->ns);
+	if (root->ns)
+		g_assert_cmpstr((const char *)root->ns->href, ==, "http://www.w3.org/2000/svg");
+	for (xmlNode *n = root->children; n; n = n->next) {
+		if (n->type != XML_ELEMENT_NODE)
+			continue;
+		if (!strcmp((const char *)n->name, "rect")) {
+			rects++;
+			if (n->children)
+				titles++;
+		}
+		if (!strcmp((const char *)n->name, "text")) {
+			xmlChar *t = xmlNodeGetContent(n);
+
+			if (t && !strcmp((const char *)t, "a&b<c\""))
+				found_name = true;
+			xmlFree(t);
+		}
+	}
+	/* background + 2 shapes x 6 models + 6 legend swatches */
+	g_assert_cmpint(rects, ==, 1 + 12 + 6);
+	g_assert_cmpint(titles, ==, 12);
+	g_assert_true(found_name);
+	xmlFreeDoc(doc);
+}
+
+static void test_cli_xml_file(void)
+{
+	g_autofree char *xml = write_tmp("numa.xml", numa_xml);
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--dmem", "node0=240G,node1=240G",
+			       "--xml", xml, "--json", NULL };
+	JsonNode *root = run_json(args);
+
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	g_assert_cmpint(fit_json(json_node_get_object(root), 0, "dmem"), ==, 53);
+	json_node_unref(root);
+}
+
+/*
+ * libvirt's built-in test driver needs no daemon: a custom node file with
+ * one NUMA domain pinned by memnode, read over a read-only connection.
+ */
+static void test_cli_libvirt(void)
+{
+	g_autofree char *node = write_tmp("lv-node.xml",
+		"<node><domain type='test'><name>lv-numa</name>"
+		"<memory unit='GiB'>8</memory><vcpu>2</vcpu><os><type>hvm</type></os>"
+		"<cpu><numa><cell id='0' cpus='0' memory='4' unit='GiB'/>"
+		"<cell id='1' cpus='1' memory='4' unit='GiB'/></numa></cpu>"
+		"<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+		"<memnode cellid='1' mode='strict' nodeset='1'/></numatune></domain></node>");
+	g_autofree char *uri = g_strdup_printf("test://%s", node);
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--dmem", "node0=240G,node1=240G",
+			       "--libvirt", uri, "--json", NULL };
+	JsonNode *root = run_json(args);
+	JsonObject *o, *s;
+
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	o = json_node_get_object(root);
+	s = find_by(json_object_get_array_member(o, "shapes"), "name", "lv-numa");
+	g_assert_nonnull(s);
+	if (s) {
+		g_assert_cmpstr(json_object_get_string_member(s, "origin"), ==, "libvirt:lv-numa");
+		g_assert_cmpint(json_object_get_int_member(s, "bytes"), ==, (gint64)G(8));
+	}
+	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 60);
+	json_node_unref(root);
+
+	/* a URI that cannot be opened: exit 1 (environment), one line */
+	const char *bad[] = { "--host", "node0=1G", "--libvirt", "test:///nonexistent/x.xml", NULL };
+	g_autofree char *o2 = NULL, *e2 = NULL;
+
+	g_assert_cmpint(run_cli(bad, &o2, &e2), ==, 1);
+	if (e2) {
+		g_assert_true(g_str_has_prefix(e2, "dmem-capacity: error: --libvirt: cannot connect"));
+		g_assert_true(strchr(e2, '\n') == e2 + strlen(e2) - 1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	g_autofree char *bin = NULL;
+	int rc;
+
+	g_test_init(&argc, &argv, NULL);
+	g_test_set_nonfatal_assertions();
+	cap_bin = g_getenv("CAP_BIN");
+	if (!cap_bin) {
+		bin = g_build_filename(g_get_current_dir(), "build/bin/dmem-capacity", NULL);
+		cap_bin = bin;
+	}
+	tmpdir = g_dir_make_tmp("dmem-capacity-XXXXXX", NULL);
+
+	g_test_add_func("/capacity/units/sizes", test_sizes);
+	g_test_add_func("/capacity/units/bad-sizes", test_bad_sizes);
+	g_test_add_func("/capacity/units/nodes", test_nodes);
+	g_test_add_func("/capacity/model/memmap-and-bitmap", test_memmap);
+	g_test_add_func("/capacity/model/2x256G-all-models", test_models_2x256);
+	g_test_add_func("/capacity/model/reserve-split", test_reserve_split);
+	g_test_add_func("/capacity/model/host-specs", test_host_specs);
+	g_test_add_func("/capacity/fit/single-cell", test_fit_single);
+	g_test_add_func("/capacity/fit/multi-cell-spread", test_fit_spread);
+	g_test_add_func("/capacity/fit/pinned-cells", test_fit_pinned);
+	g_test_add_func("/capacity/fit/page-rounding", test_fit_rounding);
+	g_test_add_func("/capacity/fit/bad-guest-specs", test_bad_specs);
+	g_test_add_func("/capacity/xml/numa-cells-numatune-dimm", test_xml_numa);
+	g_test_add_func("/capacity/xml/total-memory-and-units", test_xml_total);
+	g_test_add_func("/capacity/xml/bad-input-and-entities", test_xml_bad);
+	g_test_add_func("/capacity/live/fake-tree", test_live_tree);
+	g_test_add_func("/capacity/live/memtotal-fallback", test_live_fallback);
+	g_test_add_func("/capacity/live/missing-root", test_live_missing);
+	for (size_t i = 0; i < G_N_ELEMENTS(cli_bad); i++) {
+		g_autofree char *p = g_strdup_printf("/capacity/cli/exit2/%s", cli_bad[i].name);
+
+		g_test_add_data_func(p, GSIZE_TO_POINTER(i), test_cli_bad);
+	}
+	g_test_add_func("/capacity/cli/table-planning", test_cli_table);
+	g_test_add_func("/capacity/cli/table-live", test_cli_table_live);
+	g_test_add_func("/capacity/cli/json-planning", test_cli_json_planning);
+	g_test_add_func("/capacity/cli/json-live", test_cli_json_live);
+	g_test_add_func("/capacity/cli/xml-file", test_cli_xml_file);
+	g_test_add_func("/capacity/cli/svg-well-formed", test_cli_svg);
+	g_test_add_func("/capacity/cli/libvirt-readonly-test-driver", test_cli_libvirt);
+
+	rc = g_test_run();
+	if (tmpdir) {
+		g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", tmpdir);
+
+		if (system(cmd) != 0)
+			g_printerr("could not remove %s\n", tmpdir);
+	}
+	return rc;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libdmemfs-host: the code shared by dmemfs-hook and qemu-memdev-wrapper.
+ *
+ *  - page sizes and libvirt-syntax NUMA nodesets,
+ *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf),
+ *  - per-node dmem pool statistics from sysfs,
+ *  - creating, preallocating and removing the per-domain dmemfs files.
+ *
+ * Everything that needs a real dmemfs goes through DmemfsOps so the unit
+ * tests can run on a temporary directory.
+ */
+#ifndef DMEMFS_HOST_H
+#define DMEMFS_HOST_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DMEMFS_MAGIC 0x2ace90c6
+/* Namespace of the <metadata> element a domain opts in with. */
+#define DMEMFS_XMLNS "http://dmemfs-host.org/xmlns/dmemfs/1.0"
+
+#define DMEM_ERROR (dmem_error_quark())
+GQuark dmem_error_quark(void);
+enum { DMEM_ERROR_FAILED, DMEM_ERROR_UNSUPPORTED, DMEM_ERROR_NO_SPACE };
+
+/* ---- page sizes ---------------------------------------------------- */
+#define DMEM_N_PAGESIZES 3
+extern const guint64 dmem_pagesizes[DMEM_N_PAGESIZES]; /* 4K, 2M, 1G */
+/* "4K", "2M" or "1G" (exactly) -> bytes; FALSE otherwise. */
+gboolean dmem_pagesize_parse(const char *s, guint64 *bytes);
+/* bytes -> "4K"/"2M"/"1G", NULL for anything else. */
+const char *dmem_pagesize_name(guint64 bytes);
+/* index in dmem_pagesizes, or -1 */
+int dmem_pagesize_index(guint64 bytes);
+
+/* ---- NUMA nodesets (libvirt syntax: "0-3,^2", VIR_DOMAIN_CPUMASK_LEN) -- */
+#define DMEM_MAX_NODES 1024
+typedef struct {
+	guint64 bits[DMEM_MAX_NODES / 64];
+} DmemNodeset;
+
+gboolean dmem_nodeset_parse(const char *s, DmemNodeset *set, GError **error);
+void dmem_nodeset_set(DmemNodeset *set, guint node);
+gboolean dmem_nodeset_has(const DmemNodeset *set, guint node);
+guint dmem_nodeset_count(const DmemNodeset *set);
+/* -1 when empty */
+int dmem_nodeset_first(const DmemNodeset *set);
+int dmem_nodeset_last(const DmemNodeset *set);
+/* "0-1,3" */
+char *dmem_nodeset_format(const DmemNodeset *set);
+
+typedef enum {
+	DMEM_POLICY_NONE = 0, /* no numatune: default/local allocation */
+	DMEM_POLICY_BIND,
+	DMEM_POLICY_PREFERRED,
+	DMEM_POLICY_INTERLEAVE,
+} DmemPolicyMode;
+
+typedef struct {
+	DmemPolicyMode mode;
+	DmemNodeset nodes; /* empty for DMEM_POLICY_NONE */
+} DmemPolicy;
+
+const char *dmem_policy_name(DmemPolicyMode mode); /* "bind", ... */
+
+/* ---- configuration -------------------------------------------------- */
+#define DMEM_DEFAULT_CONFIG SYSCONFDIR "/dmemfs-host.conf"
+
+typedef struct {
+	char *path;                              /* file read, or NULL */
+	GPtrArray *mounts[DMEM_N_PAGESIZES];     /* char *, first = default */
+	char *qemu_binary;
+	char *qemu_user;
+	char *qemu_group;                        /* NULL: user's primary group */
+	char *sysfs_root;
+	guint64 default_pagesize;                /* wrapper --dry-run fallback */
+} DmemConfig;
+
+/*
+ * Loads $DMEMFS_HOST_CONF or DMEM_DEFAULT_CONFIG (a missing file means all
+ * defaults), then applies DMEMFS_SYSFS_ROOT and DMEMFS_MOUNT_4K/2M/1G.
+ */
+DmemConfig *dmem_config_load(GError **error);
+DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError **error);
+void dmem_config_free(DmemConfig *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DmemConfig, dmem_config_free)
+/* mount for a page size: the named one if it is configured, else the first */
+const char *dmem_config_mount(const DmemConfig *cfg, guint64 pagesize, const char *wanted,
+			      GError **error);
+gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GError **error);
+
+/* ---- pool statistics ------------------------------------------------- */
+typedef struct {
+	guint node;
+	guint64 total_bytes, free_bytes, used_bytes;
+} DmemNodeStat;
+
+/* All nodeN directories under root, sorted by node. */
+GArray *dmem_stats_read(const char *root, GError **error);
+/* free bytes of node, 0 if the node has no dmem */
+guint64 dmem_stats_free(const GArray *stats, guint node);
+
+/* ---- dmemfs files ------------------------------------------------------ */
+typedef struct {
+	/* the directory fd is on a dmemfs with f_bsize == pagesize */
+	gboolean (*check_fs)(int dirfd, guint64 pagesize, GError **error);
+	/* allocate every dpage of fd (already sized) under pol */
+	gboolean (*preallocate)(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
+				GError **error);
+} DmemfsOps;
+
+extern const DmemfsOps dmemfs_real_ops;
+
+gboolean dmemfs_real_check_fs(int dirfd, guint64 pagesize, GError **error);
+/* fallocate under the task policy, falling back to dmem_populate on EOPNOTSUPP */
+gboolean dmemfs_real_preallocate(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
+				 GError **error);
+/* mmap MAP_SHARED + mbind + MADV_POPULATE_WRITE or one touch per page, munmap */
+gboolean dmem_populate(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
+		       GError **error);
+/* policy -> mode/nodemask for mbind/set_mempolicy */
+int dmem_policy_to_mpol(const DmemPolicy *pol, unsigned long *mask, unsigned long *maxnode);
+
+/*
+ * Create dirfd/name (O_EXCL, no symlinks), owned uid:gid, mode 0600, sized and
+ * preallocated.  On failure nothing is left behind.
+ */
+gboolean dmem_create_file(int dirfd, const char *name, guint64 size, guint64 pagesize,
+			  const DmemPolicy *pol, uid_t uid, gid_t gid, const DmemfsOps *ops,
+			  GError **error);
+/* Remove mountfd/uuid and the regular files in it; TRUE if absent. */
+gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
+
+/* ---- small helpers ------------------------------------------------------ */
+/* canonical lowercase UUID, or NULL if s is not one */
+char *dmem_uuid_normalize(const char *s);
+/* a backend id we are willing to use as a file name */
+gboolean dmem_backend_id_valid(const char *id);
+/* read all of fd up to max bytes */
+gboolean dmem_read_all(int fd, gsize max, char **buf, gsize *len, GError **error);
+/* round up to a multiple of align (power of two); FALSE on overflow */
+gboolean dmem_round_up(guint64 v, guint64 align, guint64 *out);
+
+#endif

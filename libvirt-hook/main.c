@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * dmemfs-hook: libvirt qemu hook (/etc/libvirt/hooks/qemu.d/dmemfs).
+ *
+ *   dmemfs-hook <domain> <op> <subop> <extra>     domain XML on stdin
+ *   dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check]
+ *
+ * Exit 0 on success and for everything we do not handle; 1 with one stderr
+ * line on failure.  Never writes to stdout in hook mode (migrate/restore
+ * treat hook output as a replacement XML).
+ */
+#include "hook.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int die(const char *uuid, const char *msg)
+{
+	if (uuid)
+		fprintf(stderr, "dmemfs-hook: domain %s: %s\n", uuid, msg);
+	else
+		fprintf(stderr, "dmemfs-hook: %s\n", msg);
+	return 1;
+}
+
+static DomainPlan *read_plan(const PlanOptions *opts, GError **error)
+{
+	g_autofree char *xml = NULL;
+	gsize len;
+
+	if (!dmem_read_all(STDIN_FILENO, PLAN_MAX_XML, &xml, &len, error))
+		return NULL;
+	return plan_from_xml(xml, len, opts, error);
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+	PlanOptions opts = { .force = TRUE };
+	gboolean check = FALSE;
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) plan = NULL;
+	g_autofree char *json = NULL;
+
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--check")) {
+			check = TRUE;
+		} else if (!strcmp(argv[i], "--pagesize") && i + 1 < argc) {
+			if (!dmem_pagesize_parse(argv[++i], &opts.pagesize))
+				return die(NULL, "--pagesize must be 4K, 2M or 1G");
+		} else {
+			fprintf(stderr, "usage: dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
+			return 2;
+		}
+	}
+	plan = read_plan(&opts, &e);
+	if (!plan)
+		return die(NULL, e->message);
+	if (check) {
+		g_autoptr(DmemConfig) cfg = dmem_config_load(&e);
+		g_autoptr(GArray) stats = cfg ? dmem_stats_read(cfg->sysfs_root, &e) : NULL;
+
+		if (!stats || !plan_admit(plan, stats, &e))
+			return die(NULL, e->message);
+	}
+	json = plan_to_json(plan);
+	printf("%s\n", json);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int hook_env(HookEnv *env, DmemConfig **cfg, GError **error)
+{
+	*cfg = dmem_config_load(error);
+	if (!*cfg)
+		return FALSE;
+	env->cfg = *cfg;
+	env->ops = &dmemfs_real_ops;
+	return dmem_config_qemu_ids(*cfg, &env->uid, &env->gid, error);
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) plan = NULL;
+	g_autoptr(DmemConfig) cfg = NULL;
+	PlanOptions opts = { 0 };
+	HookEnv env = { 0 };
+	const char *op, *sub;
+	gboolean prepare, release, reconnect;
+
+	if (argc >= 2 && !strcmp(argv[1], "--plan"))
+		return cmd_plan(argc, argv);
+	if (argc != 5 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: dmemfs-hook <domain> <op> <subop> <extra> < domain.xml\n"
+				"       dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
+		return 2;
+	}
+	umask(077);
+	op = argv[2];
+	sub = argv[3];
+	prepare = !strcmp(op, "prepare") && !strcmp(sub, "begin");
+	release = !strcmp(op, "release") && !strcmp(sub, "end");
+	reconnect = !strcmp(op, "reconnect") && !strcmp(sub, "begin");
+	if (!prepare && !release && !reconnect)
+		return 0;
+
+	opts.uuid_only = release;
+	plan = read_plan(&opts, &e);
+	if (!plan)
+		return die(NULL, e->message);
+	if (release) {
+		/* runs after a failed prepare too, XML without id: key by UUID only */
+		if (!hook_env(&env, &cfg, &e))
+			return plan->opted_in ? die(plan->uuid, e->message) : 0;
+		if (!hook_release(&env, plan->uuid, &e))
+			return die(plan->uuid, e->message);
+		return 0;
+	}
+	if (!plan->opted_in)
+		return 0;
+	if (!hook_env(&env, &cfg, &e))
+		return die(plan->uuid, e->message);
+	if (reconnect) {
+		/* a non-zero exit would kill the running QEMU: report only */
+		if (!hook_reconnect(&env, plan, &e))
+			die(plan->uuid, e->message);
+		return 0;
+	}
+	if (!hook_prepare(&env, plan, &e))
+		return die(plan->uuid, e->message);
+	return 0;
+}

@@ -1,0 +1,728 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Domain XML -> plan.  The sizes, ids and NUMA policies follow what libvirt
+ * 9.0 itself passes to QEMU 7.2 for each memory backend:
+ *
+ *  - sizes: virDomainParseMemory() (unit suffixes of virScaleInteger(),
+ *    default KiB, bytes rounded up to KiB, LLONG_MAX limit), then
+ *    qemuDomainAlignMemorySizes(): NUMA cells and the initial memory to
+ *    1 MiB, DIMMs to 2 MiB (x86).  The prepare hook runs before that
+ *    alignment, so it is redone here.
+ *  - ids: ram-node<cell id> with guest NUMA, pc.ram without; DIMMs are
+ *    mem<alias> where the alias is dimm<slot> (explicit <address slot=>, else
+ *    the lowest free slot in document order) or the user alias "ua-*".
+ *  - policy: qemuBuildMemoryBackendProps(): nodeset = DIMM <source><nodemask>,
+ *    else the cell's <memnode>, else the global <memory>; mode = the cell's
+ *    memnode, else the global mode, else strict.  host-nodes/policy are
+ *    passed unless the mode is restrictive (cgroup cpuset.mems only).
+ */
+#include "plan.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <string.h>
+
+#define LIBVIRT_MAX_BYTES ((guint64)G_MAXINT64) /* virMemoryMaxValue() on 64-bit */
+#define CELL_ALIGN_KIB 1024ULL                   /* qemuDomainGetMemorySizeAlignment */
+#define DIMM_ALIGN_KIB 2048ULL                   /* ...MemoryModuleSizeAlignment */
+
+typedef enum { MODE_STRICT, MODE_PREFERRED, MODE_INTERLEAVE, MODE_RESTRICTIVE } TuneMode;
+
+typedef struct {
+	gboolean specified;
+	TuneMode mode;
+	DmemNodeset nodes;
+} Tune;
+
+typedef struct {
+	xmlDocPtr doc;
+	xmlXPathContextPtr ctx;
+} Xml;
+
+static void xml_clear(Xml *x)
+{
+	if (x->ctx)
+		xmlXPathFreeContext(x->ctx);
+	if (x->doc)
+		xmlFreeDoc(x->doc);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Xml, xml_clear)
+
+static void backend_free(gpointer p)
+{
+	PlanBackend *b = p;
+
+	g_free(b->id);
+	g_free(b);
+}
+
+void plan_free(DomainPlan *plan)
+{
+	if (!plan)
+		return;
+	g_free(plan->uuid);
+	g_free(plan->name);
+	g_free(plan->mount);
+	if (plan->backends)
+		g_ptr_array_unref(plan->backends);
+	g_free(plan);
+}
+
+static void fail(GError **error, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static void fail(GError **error, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (error && !*error)
+		*error = g_error_new_valist(DMEM_ERROR, code, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- XML access ---------------------------------------------------------- */
+
+static xmlXPathObjectPtr xp_eval(Xml *x, xmlNodePtr at, const char *expr)
+{
+	x->ctx->node = at ? at : xmlDocGetRootElement(x->doc);
+	return xmlXPathEvalExpression((const xmlChar *)expr, x->ctx);
+}
+
+/* nodes matching expr, relative to at (NULL = <domain>) */
+static GPtrArray *xp_nodes(Xml *x, xmlNodePtr at, const char *expr)
+{
+	GPtrArray *out = g_ptr_array_new();
+	xmlXPathObjectPtr o = xp_eval(x, at, expr);
+
+	if (o && o->type == XPATH_NODESET && o->nodesetval)
+		for (int i = 0; i < o->nodesetval->nodeNr; i++)
+			g_ptr_array_add(out, o->nodesetval->nodeTab[i]);
+	xmlXPathFreeObject(o);
+	return out;
+}
+
+static xmlNodePtr xp_node(Xml *x, xmlNodePtr at, const char *expr)
+{
+	g_autoptr(GPtrArray) n = xp_nodes(x, at, expr);
+
+	return n->len ? g_ptr_array_index(n, 0) : NULL;
+}
+
+static char *prop(xmlNodePtr n, const char *name)
+{
+	xmlChar *v = n ? xmlGetNoNsProp(n, (const xmlChar *)name) : NULL;
+	char *s = v ? g_strdup((const char *)v) : NULL;
+
+	xmlFree(v);
+	return s;
+}
+
+static char *content(xmlNodePtr n)
+{
+	xmlChar *v = n ? xmlNodeGetContent(n) : NULL;
+	char *s = v ? g_strdup((const char *)v) : NULL;
+
+	xmlFree(v);
+	return s;
+}
+
+static gboolean parse_uint(const char *s, guint64 max, guint64 *out)
+{
+	g_autofree char *t = s ? g_strstrip(g_strdup(s)) : NULL;
+
+	return t && g_ascii_string_to_unsigned(t, 10, 0, max, out, NULL);
+}
+
+/* ---- sizes ----------------------------------------------------------------- */
+
+/* virScaleInteger(): "", b/byte/bytes, k/KiB/KB, M/MiB/MB, G, T, P, E */
+static gboolean unit_scale(const char *unit, guint64 *scale)
+{
+	guint64 base, s = 1;
+	int steps;
+
+	if (!unit || !*unit) {
+		*scale = 1024;
+		return TRUE;
+	}
+	if (!g_ascii_strcasecmp(unit, "b") || !g_ascii_strcasecmp(unit, "byte") ||
+	    !g_ascii_strcasecmp(unit, "bytes")) {
+		*scale = 1;
+		return TRUE;
+	}
+	if (!unit[1] || !g_ascii_strcasecmp(unit + 1, "iB"))
+		base = 1024;
+	else if (g_ascii_tolower(unit[1]) == 'b' && !unit[2])
+		base = 1000;
+	else
+		return FALSE;
+	switch (g_ascii_tolower(unit[0])) {
+	case 'k': steps = 1; break;
+	case 'm': steps = 2; break;
+	case 'g': steps = 3; break;
+	case 't': steps = 4; break;
+	case 'p': steps = 5; break;
+	case 'e': steps = 6; break;
+	default: return FALSE;
+	}
+	while (steps--)
+		s *= base;
+	*scale = s;
+	return TRUE;
+}
+
+gboolean plan_parse_kib(const char *value, const char *unit, guint64 *kib, GError **error)
+{
+	const char *p = value;
+	guint64 v, scale;
+
+	if (!value) {
+		fail(error, DMEM_ERROR_FAILED, "missing memory size");
+		return FALSE;
+	}
+	while (g_ascii_isspace(*p))
+		p++;
+	if (!g_ascii_string_to_unsigned(p, 10, 0, G_MAXUINT64, &v, NULL)) {
+		fail(error, DMEM_ERROR_FAILED, "invalid memory size '%s'", value);
+		return FALSE;
+	}
+	if (!unit_scale(unit, &scale)) {
+		fail(error, DMEM_ERROR_FAILED, "unknown memory unit '%s'", unit);
+		return FALSE;
+	}
+	if (v && v > LIBVIRT_MAX_BYTES / scale) {
+		fail(error, DMEM_ERROR_FAILED, "memory size %s %s is too large", value, unit);
+		return FALSE;
+	}
+	v = (v * scale + 1023) / 1024;
+	if (v >= (LIBVIRT_MAX_BYTES + 1023) / 1024) {
+		fail(error, DMEM_ERROR_FAILED, "memory size %s %s is too large", value, unit);
+		return FALSE;
+	}
+	*kib = v;
+	return TRUE;
+}
+
+static gboolean elem_kib(Xml *x, xmlNodePtr n, const char *attr, guint64 *kib, GError **error)
+{
+	g_autofree char *v = attr ? prop(n, attr) : content(n);
+	g_autofree char *u = prop(n, "unit");
+
+	(void)x;
+	return plan_parse_kib(v, u, kib, error);
+}
+
+/* libvirt alignment then dmemfs page rounding */
+static gboolean backend_sizes(PlanBackend *b, guint64 kib, guint64 align_kib, guint64 pagesize,
+			      GError **error)
+{
+	guint64 aligned;
+
+	if (kib == 0) {
+		fail(error, DMEM_ERROR_FAILED, "%s: memory size is 0", b->id);
+		return FALSE;
+	}
+	if (!dmem_round_up(kib, align_kib, &aligned) || aligned > (LIBVIRT_MAX_BYTES >> 10)) {
+		fail(error, DMEM_ERROR_FAILED, "%s: memory size overflowed after alignment", b->id);
+		return FALSE;
+	}
+	b->libvirt_size = aligned * 1024;
+	if (!dmem_round_up(b->libvirt_size, pagesize, &b->size) || b->size > (guint64)G_MAXINT64) {
+		fail(error, DMEM_ERROR_FAILED, "%s: memory size too large for a dmemfs file", b->id);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* ---- numatune ----------------------------------------------------------- */
+
+static gboolean parse_mode(const char *s, const char *where, TuneMode *mode, GError **error)
+{
+	static const char *const names[] = { "strict", "preferred", "interleave", "restrictive" };
+
+	if (!s) {
+		*mode = MODE_STRICT;
+		return TRUE;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+		if (!strcmp(s, names[i])) {
+			*mode = (TuneMode)i;
+			return TRUE;
+		}
+	}
+	fail(error, DMEM_ERROR_FAILED, "%s: unsupported numatune mode '%s'", where, s);
+	return FALSE;
+}
+
+static gboolean parse_numatune(Xml *x, guint ncells, Tune *global, Tune **cells, GError **error)
+{
+	xmlNodePtr mem = xp_node(x, NULL, "./numatune/memory");
+	g_autoptr(GPtrArray) memnodes = xp_nodes(x, NULL, "./numatune/memnode");
+	g_autofree char *placement = prop(mem, "placement");
+	g_autofree char *nodeset = prop(mem, "nodeset");
+	g_autofree char *mode = prop(mem, "mode");
+	g_autoptr(GError) e = NULL;
+
+	*cells = g_new0(Tune, ncells ? ncells : 1);
+	memset(global, 0, sizeof(*global));
+	if (mem) {
+		if (!parse_mode(mode, "numatune memory", &global->mode, error))
+			return FALSE;
+		if (placement && strcmp(placement, "static") && strcmp(placement, "auto")) {
+			fail(error, DMEM_ERROR_FAILED, "numatune: unknown placement '%s'", placement);
+			return FALSE;
+		}
+		/* no placement and no nodeset: libvirt makes it auto (or refuses) */
+		if ((placement && !strcmp(placement, "auto")) || !nodeset) {
+			fail(error, DMEM_ERROR_UNSUPPORTED,
+			     "numatune placement='auto' is not supported: numad picks the nodes "
+			     "after the prepare hook; give a static nodeset");
+			return FALSE;
+		}
+		if (!dmem_nodeset_parse(nodeset, &global->nodes, &e)) {
+			fail(error, DMEM_ERROR_FAILED, "numatune memory: %s", e->message);
+			return FALSE;
+		}
+		global->specified = TRUE;
+	}
+	for (guint i = 0; i < memnodes->len; i++) {
+		xmlNodePtr n = g_ptr_array_index(memnodes, i);
+		g_autofree char *cellid = prop(n, "cellid");
+		g_autofree char *m = prop(n, "mode");
+		g_autofree char *ns = prop(n, "nodeset");
+		guint64 id;
+		Tune *t;
+
+		if (!parse_uint(cellid, G_MAXUINT, &id) || id >= ncells) {
+			fail(error, DMEM_ERROR_FAILED,
+			     "numatune memnode cellid '%s' is not a guest NUMA cell",
+			     cellid ? cellid : "");
+			return FALSE;
+		}
+		t = &(*cells)[id];
+		if (t->specified) {
+			fail(error, DMEM_ERROR_FAILED, "multiple numatune memnode elements for cell %u",
+			     (guint)id);
+			return FALSE;
+		}
+		if (!parse_mode(m, "numatune memnode", &t->mode, error))
+			return FALSE;
+		if (!ns) {
+			fail(error, DMEM_ERROR_FAILED, "numatune memnode %u has no nodeset", (guint)id);
+			return FALSE;
+		}
+		if (!dmem_nodeset_parse(ns, &t->nodes, &e)) {
+			fail(error, DMEM_ERROR_FAILED, "numatune memnode %u: %s", (guint)id, e->message);
+			return FALSE;
+		}
+		t->specified = TRUE;
+	}
+	return TRUE;
+}
+
+/* qemuBuildMemoryBackendProps() policy rules; cell < 0: no guest node */
+static void apply_policy(PlanBackend *b, const Tune *global, const Tune *cells, guint ncells,
+			 int cell, const DmemNodeset *source_nodes)
+{
+	const Tune *t = (cell >= 0 && (guint)cell < ncells && cells[cell].specified) ? &cells[cell]
+										   : NULL;
+	TuneMode mode = t ? t->mode : global->specified ? global->mode : MODE_STRICT;
+	const DmemNodeset *nodes = source_nodes ? source_nodes
+				   : t ? &t->nodes
+				   : global->specified ? &global->nodes : NULL;
+
+	if (!nodes)
+		return;
+	b->has_nodes = TRUE;
+	b->policy.nodes = *nodes;
+	b->libvirt_passes_policy = mode != MODE_RESTRICTIVE;
+	switch (mode) {
+	case MODE_PREFERRED:
+		b->policy.mode = DMEM_POLICY_PREFERRED;
+		break;
+	case MODE_INTERLEAVE:
+		b->policy.mode = DMEM_POLICY_INTERLEAVE;
+		break;
+	case MODE_STRICT:
+	case MODE_RESTRICTIVE:
+		b->policy.mode = DMEM_POLICY_BIND;
+		break;
+	}
+}
+
+/* machine types <= 5.0 use -numa node,mem= unless something forces backends */
+static gboolean machine_legacy_numa(const char *machine)
+{
+	const char *ver;
+	guint64 major, minor;
+	g_auto(GStrv) parts = NULL;
+
+	if (!machine || !(g_str_has_prefix(machine, "pc-i440fx-") ||
+			  g_str_has_prefix(machine, "pc-q35-") || g_str_has_prefix(machine, "pc-")))
+		return FALSE;
+	ver = strrchr(machine, '-') + 1;
+	parts = g_strsplit(ver, ".", 3);
+	if (g_strv_length(parts) != 2 || !parse_uint(parts[0], 1000, &major) ||
+	    !parse_uint(parts[1], 1000, &minor))
+		return FALSE;
+	return major < 5 || (major == 5 && minor == 0);
+}
+
+/* ---- the plan ------------------------------------------------------------- */
+
+static PlanBackend *add_backend(DomainPlan *plan, char *id, int cell)
+{
+	PlanBackend *b = g_new0(PlanBackend, 1);
+
+	b->id = id;
+	b->cell = cell;
+	g_ptr_array_add(plan->backends, b);
+	return b;
+}
+
+static gboolean parse_metadata(Xml *x, DomainPlan *plan, GError **error)
+{
+	xmlNodePtr md = xp_node(x, NULL, "./metadata/dmemfs:dmemfs");
+	g_autofree char *ps = prop(md, "pagesize");
+
+	if (!md)
+		return TRUE;
+	plan->opted_in = TRUE;
+	plan->mount = prop(md, "mount");
+	if (ps && !dmem_pagesize_parse(ps, &plan->pagesize)) {
+		fail(error, DMEM_ERROR_FAILED, "metadata pagesize '%s' is not 4K, 2M or 1G", ps);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	xmlNodePtr node;
+	guint64 kib;
+	int target;
+	gboolean has_source_nodes;
+	DmemNodeset source_nodes;
+	int slot;              /* -1 = assign */
+	char *user_alias;
+} Dimm;
+
+static void dimm_clear(gpointer p)
+{
+	g_free(((Dimm *)p)->user_alias);
+}
+
+static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_kib,
+			    GError **error)
+{
+	g_autoptr(GPtrArray) mems = xp_nodes(x, NULL, "./devices/memory");
+	xmlNodePtr maxmem = xp_node(x, NULL, "./maxMemory");
+	g_autofree char *slots_s = prop(maxmem, "slots");
+	guint64 slots = 0;
+	g_autofree gboolean *used = NULL;
+
+	*total_kib = 0;
+	if (!mems->len)
+		return TRUE;
+	if (!maxmem || !parse_uint(slots_s, 4096, &slots)) {
+		fail(error, DMEM_ERROR_FAILED, "memory devices need <maxMemory slots=...>");
+		return FALSE;
+	}
+	if (ncells == 0) {
+		fail(error, DMEM_ERROR_FAILED,
+		     "memory devices need at least one guest NUMA cell (libvirt rule)");
+		return FALSE;
+	}
+	used = g_new0(gboolean, slots + 1);
+	for (guint i = 0; i < mems->len; i++) {
+		xmlNodePtr n = g_ptr_array_index(mems, i);
+		g_autofree char *model = prop(n, "model");
+		g_autofree char *node_s = content(xp_node(x, n, "./target/node"));
+		g_autofree char *mask = content(xp_node(x, n, "./source/nodemask"));
+		xmlNodePtr addr = xp_node(x, n, "./address");
+		g_autofree char *atype = prop(addr, "type");
+		g_autofree char *aslot = prop(addr, "slot");
+		g_autofree char *alias = prop(xp_node(x, n, "./alias"), "name");
+		xmlNodePtr size = xp_node(x, n, "./target/size");
+		Dimm d = { .node = n, .target = -1, .slot = -1 };
+		guint64 v;
+
+		if (!model || strcmp(model, "dimm")) {
+			fail(error, DMEM_ERROR_UNSUPPORTED,
+			     "memory device model '%s' is not supported (only dimm)",
+			     model ? model : "");
+			return FALSE;
+		}
+		if (xp_node(x, n, "./source/pagesize")) {
+			fail(error, DMEM_ERROR_UNSUPPORTED,
+			     "hugepages are not supported with dmemfs (dimm source pagesize)");
+			return FALSE;
+		}
+		if (!size) {
+			fail(error, DMEM_ERROR_FAILED, "memory device without <target><size>");
+			return FALSE;
+		}
+		if (!elem_kib(x, size, NULL, &d.kib, error))
+			return FALSE;
+		if (node_s) {
+			if (!parse_uint(node_s, G_MAXINT, &v) || v >= ncells) {
+				fail(error, DMEM_ERROR_FAILED,
+				     "memory device target node '%s' is not a guest NUMA cell", node_s);
+				return FALSE;
+			}
+			d.target = (int)v;
+		}
+		if (mask) {
+			g_autoptr(GError) e = NULL;
+
+			if (!dmem_nodeset_parse(mask, &d.source_nodes, &e)) {
+				fail(error, DMEM_ERROR_FAILED, "memory device nodemask: %s", e->message);
+				return FALSE;
+			}
+			d.has_source_nodes = TRUE;
+		}
+		if (addr && atype && !strcmp(atype, "dimm") && aslot) {
+			if (!parse_uint(aslot, slots ? slots - 1 : 0, &v) || used[v]) {
+				fail(error, DMEM_ERROR_FAILED, "invalid or duplicate dimm slot '%s'", aslot);
+				return FALSE;
+			}
+			d.slot = (int)v;
+			used[v] = TRUE;
+		}
+		if (alias && g_str_has_prefix(alias, "ua-"))
+			d.user_alias = g_steal_pointer(&alias);
+		*total_kib += d.kib;
+		g_array_append_val(dimms, d);
+	}
+	/* qemuDomainAssignMemorySlots(): the lowest free slot, in document order */
+	for (guint i = 0; i < dimms->len; i++) {
+		Dimm *d = &g_array_index(dimms, Dimm, i);
+		guint64 s = 0;
+
+		if (d->slot >= 0)
+			continue;
+		while (s < slots && used[s])
+			s++;
+		if (s >= slots) {
+			fail(error, DMEM_ERROR_FAILED, "no free memory slot for a dimm");
+			return FALSE;
+		}
+		used[s] = TRUE;
+		d->slot = (int)s;
+	}
+	return TRUE;
+}
+
+static gboolean compute(Xml *x, DomainPlan *plan, GError **error)
+{
+	g_autoptr(GPtrArray) cellnodes = xp_nodes(x, NULL, "./cpu/numa/cell");
+	g_autoptr(GArray) dimms = g_array_new(FALSE, TRUE, sizeof(Dimm));
+	g_autofree char *machine = prop(xp_node(x, NULL, "./os/type"), "machine");
+	g_autofree char *srctype = prop(xp_node(x, NULL, "./memoryBacking/source"), "type");
+	g_autofree Tune *cells = NULL;
+	g_autofree guint64 *cell_kib = NULL;
+	guint ncells = cellnodes->len;
+	guint64 dimm_kib;
+	Tune global;
+
+	g_array_set_clear_func(dimms, dimm_clear);
+	if (xp_node(x, NULL, "./memoryBacking/hugepages")) {
+		fail(error, DMEM_ERROR_UNSUPPORTED,
+		     "<hugepages> is not supported with dmemfs: use <source type='file'/>");
+		return FALSE;
+	}
+	if (ncells > 256) {
+		fail(error, DMEM_ERROR_FAILED, "too many guest NUMA cells (%u)", ncells);
+		return FALSE;
+	}
+	if (ncells && machine_legacy_numa(machine) &&
+	    !(srctype && (!strcmp(srctype, "file") || !strcmp(srctype, "memfd")))) {
+		fail(error, DMEM_ERROR_UNSUPPORTED,
+		     "machine type %s gets legacy -numa node,mem= from libvirt: add "
+		     "<memoryBacking><source type='file'/>", machine);
+		return FALSE;
+	}
+	if (!parse_numatune(x, ncells, &global, &cells, error) ||
+	    !parse_dimms(x, dimms, ncells, &dimm_kib, error))
+		return FALSE;
+
+	if (ncells) {
+		cell_kib = g_new0(guint64, ncells);
+		for (guint i = 0; i < ncells; i++) {
+			xmlNodePtr n = g_ptr_array_index(cellnodes, i);
+			g_autofree char *id_s = prop(n, "id");
+			g_autofree char *mem = prop(n, "memory");
+			guint64 id = i, kib;
+
+			if (id_s && !parse_uint(id_s, G_MAXUINT, &id)) {
+				fail(error, DMEM_ERROR_FAILED, "invalid NUMA cell id '%s'", id_s);
+				return FALSE;
+			}
+			if (id >= ncells || cell_kib[id]) {
+				fail(error, DMEM_ERROR_FAILED,
+				     "NUMA cell ids must be unique and 0..%u", ncells - 1);
+				return FALSE;
+			}
+			if (!mem) {
+				fail(error, DMEM_ERROR_FAILED, "NUMA cell %u has no memory", (guint)id);
+				return FALSE;
+			}
+			if (!elem_kib(x, n, "memory", &kib, error))
+				return FALSE;
+			if (kib == 0) {
+				fail(error, DMEM_ERROR_FAILED, "NUMA cell %u has memory 0", (guint)id);
+				return FALSE;
+			}
+			cell_kib[id] = kib;
+		}
+		for (guint i = 0; i < ncells; i++) {
+			PlanBackend *b = add_backend(plan, g_strdup_printf("ram-node%u", i), (int)i);
+
+			if (!backend_sizes(b, cell_kib[i], CELL_ALIGN_KIB, plan->pagesize, error))
+				return FALSE;
+			apply_policy(b, &global, cells, ncells, (int)i, NULL);
+		}
+	} else {
+		xmlNodePtr m = xp_node(x, NULL, "./memory");
+		PlanBackend *b;
+		guint64 kib;
+
+		if (!m) {
+			fail(error, DMEM_ERROR_FAILED, "domain has no <memory>");
+			return FALSE;
+		}
+		if (!elem_kib(x, m, NULL, &kib, error))
+			return FALSE;
+		b = add_backend(plan, g_strdup("pc.ram"), -1);
+		/* initial memory = total - memory devices (none without NUMA) */
+		if (!backend_sizes(b, kib, CELL_ALIGN_KIB, plan->pagesize, error))
+			return FALSE;
+		apply_policy(b, &global, cells, 0, -1, NULL);
+	}
+	for (guint i = 0; i < dimms->len; i++) {
+		Dimm *d = &g_array_index(dimms, Dimm, i);
+		char *id = d->user_alias ? g_strdup_printf("mem%s", d->user_alias)
+					 : g_strdup_printf("memdimm%d", d->slot);
+		PlanBackend *b = add_backend(plan, id, d->target);
+
+		if (!dmem_backend_id_valid(id)) {
+			fail(error, DMEM_ERROR_FAILED, "memory device alias '%s' is not usable", id);
+			return FALSE;
+		}
+		if (!backend_sizes(b, d->kib, DIMM_ALIGN_KIB, plan->pagesize, error))
+			return FALSE;
+		apply_policy(b, &global, cells, ncells, d->target,
+			     d->has_source_nodes ? &d->source_nodes : NULL);
+	}
+	return TRUE;
+}
+
+DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, GError **error)
+{
+	g_autoptr(DomainPlan) plan = g_new0(DomainPlan, 1);
+	g_auto(Xml) x = { 0 };
+	xmlNodePtr root;
+	g_autofree char *uuid = NULL;
+
+	plan->backends = g_ptr_array_new_with_free_func(backend_free);
+	if (len > PLAN_MAX_XML || len > G_MAXINT) {
+		fail(error, DMEM_ERROR_FAILED, "domain XML larger than %u bytes", PLAN_MAX_XML);
+		return NULL;
+	}
+	/* no network, no entity substitution, no DTD loading, quiet */
+	x.doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
+			      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!x.doc) {
+		const xmlError *e = xmlGetLastError();
+		g_autofree char *msg = g_strdup(e && e->message ? e->message : "parse error");
+
+		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: %s", g_strstrip(msg));
+		return NULL;
+	}
+	if (x.doc->intSubset || x.doc->extSubset) {
+		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: DOCTYPE not allowed");
+		return NULL;
+	}
+	root = xmlDocGetRootElement(x.doc);
+	if (!root || strcmp((const char *)root->name, "domain") || root->ns) {
+		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: root is not <domain>");
+		return NULL;
+	}
+	x.ctx = xmlXPathNewContext(x.doc);
+	if (!x.ctx || xmlXPathRegisterNs(x.ctx, (const xmlChar *)"dmemfs",
+					 (const xmlChar *)DMEMFS_XMLNS) != 0) {
+		fail(error, DMEM_ERROR_FAILED, "out of memory");
+		return NULL;
+	}
+	uuid = content(xp_node(&x, NULL, "./uuid"));
+	if (uuid)
+		g_strstrip(uuid);
+	plan->uuid = dmem_uuid_normalize(uuid);
+	if (!plan->uuid) {
+		fail(error, DMEM_ERROR_FAILED, "domain XML has no valid <uuid>");
+		return NULL;
+	}
+	plan->name = content(xp_node(&x, NULL, "./name"));
+	if (!parse_metadata(&x, plan, error))
+		return NULL;
+	if (opts && opts->pagesize)
+		plan->pagesize = opts->pagesize;
+	if (opts && opts->force)
+		plan->opted_in = TRUE;
+	if (!plan->opted_in || (opts && opts->uuid_only))
+		return g_steal_pointer(&plan);
+	if (!plan->pagesize) {
+		fail(error, DMEM_ERROR_FAILED,
+		     "no dmemfs page size (metadata pagesize= or --pagesize)");
+		return NULL;
+	}
+	if (!compute(&x, plan, error))
+		return NULL;
+	return g_steal_pointer(&plan);
+}
+
+char *plan_to_json(const DomainPlan *plan)
+{
+	g_autoptr(JsonBuilder) jb = json_builder_new();
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autoptr(JsonNode) root = NULL;
+
+	json_builder_begin_object(jb);
+	json_builder_set_member_name(jb, "uuid");
+	json_builder_add_string_value(jb, plan->uuid);
+	json_builder_set_member_name(jb, "pagesize");
+	json_builder_add_int_value(jb, (gint64)plan->pagesize);
+	json_builder_set_member_name(jb, "backends");
+	json_builder_begin_array(jb);
+	for (guint i = 0; i < plan->backends->len; i++) {
+		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
+
+		json_builder_begin_object(jb);
+		json_builder_set_member_name(jb, "id");
+		json_builder_add_string_value(jb, b->id);
+		if (b->cell >= 0) {
+			json_builder_set_member_name(jb, "cell");
+			json_builder_add_int_value(jb, b->cell);
+		}
+		json_builder_set_member_name(jb, "size");
+		json_builder_add_int_value(jb, (gint64)b->size);
+		if (b->has_nodes) {
+			json_builder_set_member_name(jb, "host_nodes");
+			json_builder_begin_array(jb);
+			for (guint n = 0; n < DMEM_MAX_NODES; n++)
+				if (dmem_nodeset_has(&b->policy.nodes, n))
+					json_builder_add_int_value(jb, n);
+			json_builder_end_array(jb);
+			json_builder_set_member_name(jb, "policy");
+			json_builder_add_string_value(jb, dmem_policy_name(b->policy.mode));
+		}
+		json_builder_end_object(jb);
+	}
+	json_builder_end_array(jb);
+	json_builder_end_object(jb);
+	root = json_builder_get_root(jb);
+	json_generator_set_root(gen, root);
+	return json_generator_to_data(gen, NULL);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Domain XML (libvirt 9.0) -> the dmemfs files a domain needs. */
+#ifndef DMEMFS_PLAN_H
+#define DMEMFS_PLAN_H
+
+#include "dmemfs-host.h"
+
+typedef struct {
+	char *id;              /* QEMU backend id: ram-nodeN, pc.ram, memdimmN */
+	int cell;              /* guest NUMA cell, -1 for none */
+	guint64 libvirt_size;  /* bytes libvirt 9.0 passes as size= */
+	guint64 size;          /* file size: libvirt_size rounded up to the page size */
+	gboolean has_nodes;    /* a numatune nodeset applies to this backend */
+	DmemPolicy policy;     /* where the hook binds the file (restrictive -> bind) */
+	gboolean libvirt_passes_policy; /* libvirt emits host-nodes/policy (not restrictive) */
+} PlanBackend;
+
+typedef struct {
+	char *uuid;            /* canonical, lowercase */
+	char *name;
+	gboolean opted_in;     /* has our <metadata> element */
+	guint64 pagesize;      /* 0 until known */
+	char *mount;           /* metadata mount=, or NULL */
+	GPtrArray *backends;   /* PlanBackend */
+} DomainPlan;
+
+typedef struct {
+	gboolean force;        /* --plan: treat as opted in */
+	guint64 pagesize;      /* --pagesize, 0 = from the metadata */
+	gboolean uuid_only;    /* release: uuid and opt-in only */
+} PlanOptions;
+
+/* Largest domain XML we read. */
+#define PLAN_MAX_XML (16u << 20)
+
+DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts,
+			  GError **error);
+void plan_free(DomainPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainPlan, plan_free)
+
+/* {"uuid": ..., "pagesize": ..., "backends": [...]} */
+char *plan_to_json(const DomainPlan *plan);
+
+/* Admission control: does every backend fit in the free dmem of its nodes? */
+gboolean plan_admit(const DomainPlan *plan, const GArray *stats, GError **error);
+
+/* libvirt-style size: value + unit -> KiB as virDomainParseMemory() does */
+gboolean plan_parse_kib(const char *value, const char *unit, guint64 *kib, GError **error);
+
+#endif

@@ -1,0 +1,848 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmemfs_test: in-guest functional test of dmem + dmemfs (kselftest harness).
+ *
+ * Runs inside the L1 test VM booted with dmem= on two NUMA nodes.  Every
+ * check is an assert of this program; the per-node pool counters in
+ * /sys/kernel/mm/dmem/node<N>/{total,free,used}_bytes are the witness of
+ * where dpages come from and that they go back.
+ *
+ *   dmemfs_test            run all tests (TAP on stdout)
+ *   dmemfs_test --list     print the test names, one a line, and exit
+ *
+ * The per-page-size tests are fixture variants (dmemfs.4K.*, dmemfs.2M.*,
+ * dmemfs.1G.*).  They size themselves from the live pool, so they work for
+ * any dmem= reservation of at least one page of each size per node.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <numaif.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define DMEMFS_MAGIC	0x2ace90c6UL
+#define SZ_4K		(4096UL)
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+#define SZ_128M		(128UL << 20)
+#define MAX_NODES	64
+#define STATS_DIR	"/sys/kernel/mm/dmem"
+
+struct dstats {
+	int nr;				/* node<N> directories found: 0..nr-1 */
+	uint64_t total[MAX_NODES];
+	uint64_t free[MAX_NODES];
+	uint64_t used[MAX_NODES];
+};
+
+static int read_u64(const char *path, uint64_t *val)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	*val = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static int read_stats(struct dstats *s)
+{
+	char path[128];
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	for (n = 0; n < MAX_NODES; n++) {
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/total_bytes", n);
+		if (read_u64(path, &s->total[n]))
+			break;
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/free_bytes", n);
+		if (read_u64(path, &s->free[n]))
+			return -1;
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/used_bytes", n);
+		if (read_u64(path, &s->used[n]))
+			return -1;
+	}
+	s->nr = n;
+	return n >= 2 ? 0 : -1;
+}
+
+static uint64_t sum(const uint64_t *v, int nr)
+{
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < nr; i++)
+		t += v[i];
+	return t;
+}
+
+static long sys_mbind(void *addr, unsigned long len, int mode,
+		      const unsigned long *nodemask, unsigned long maxnode,
+		      unsigned int flags)
+{
+	return syscall(__NR_mbind, addr, len, mode, nodemask, maxnode, flags);
+}
+
+/* First CPU of a NUMA node, from sysfs; -1 if none. */
+static int node_cpu(int node)
+{
+	char path[96], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	buf[n] = 0;
+	return atoi(buf);
+}
+
+static int pin_to_node(int node)
+{
+	int cpu = node_cpu(node);
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return -1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Kernel log helpers: a marker in /dev/kmsg, then a scan after it. */
+static void kmsg_mark(const char *mark)
+{
+	int fd = open("/dev/kmsg", O_WRONLY);
+
+	if (fd >= 0) {
+		dprintf(fd, "%s\n", mark);
+		close(fd);
+	}
+}
+
+static const char *const bad_words[] = { "WARNING:", "BUG:", "Oops", "Call Trace", NULL };
+
+/*
+ * Returns NULL when the kernel log after the last @mark has none of
+ * bad_words, else a malloc'd copy of the offending line (or an error text).
+ */
+static char *dmesg_bad_after(const char *mark)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf, *p, *start = NULL, *line, *end;
+	int n, i;
+
+	if (len <= 0)
+		return strdup("klogctl(SIZE_BUFFER) failed");
+	buf = malloc(len + 1);
+	if (!buf)
+		return strdup("out of memory");
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	if (n < 0) {
+		free(buf);
+		return strdup("klogctl(READ_ALL) failed");
+	}
+	buf[n] = 0;
+	for (p = buf; (p = strstr(p, mark)); p++)
+		start = p;
+	if (!start) {
+		free(buf);
+		return strdup("marker not found in the kernel log");
+	}
+	for (line = start; *line; line = end + (*end != 0)) {
+		end = strchrnul(line, '\n');
+		for (i = 0; bad_words[i]; i++) {
+			if (memmem(line, end - line, bad_words[i], strlen(bad_words[i]))) {
+				char *r = strndup(line, end - line);
+
+				free(buf);
+				return r;
+			}
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Pattern helpers: a word depends on the seed and its file offset. */
+static inline uint64_t pat(uint64_t seed, uint64_t off)
+{
+	return seed ^ (off * 0x9e3779b97f4a7c15ULL);
+}
+
+static void fill(void *p, size_t len, uint64_t seed)
+{
+	uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = pat(seed, i * 8);
+}
+
+/* Offset of the first wrong word, or -1. */
+static long check(const void *p, size_t len, uint64_t seed)
+{
+	const uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i] != pat(seed, i * 8))
+			return i * 8;
+	return -1;
+}
+
+static long first_nonzero(const void *p, size_t len)
+{
+	const uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i])
+			return i * 8;
+	return -1;
+}
+
+/*
+ * Sparse variants for large pages: the pattern covers the first and the last
+ * 64 KiB of each page-size unit (whole 4K pages), so 1G pages stay cheap
+ * under TCG while both ends of every dpage are checked.
+ */
+#define SPARSE	(64UL << 10)
+
+static void fill_sparse(void *p, size_t len, size_t ps, uint64_t seed)
+{
+	size_t off, chunk = ps < 2 * SPARSE ? ps : SPARSE;
+
+	for (off = 0; off < len; off += ps) {
+		fill((char *)p + off, chunk, seed + off);
+		if (chunk < ps)
+			fill((char *)p + off + ps - chunk, chunk, seed + off + 1);
+	}
+}
+
+static long check_sparse(const void *p, size_t len, size_t ps, uint64_t seed)
+{
+	size_t off, chunk = ps < 2 * SPARSE ? ps : SPARSE;
+	long bad;
+
+	for (off = 0; off < len; off += ps) {
+		bad = check((const char *)p + off, chunk, seed + off);
+		if (bad >= 0)
+			return off + bad;
+		if (chunk < ps) {
+			bad = check((const char *)p + off + ps - chunk, chunk, seed + off + 1);
+			if (bad >= 0)
+				return off + ps - chunk + bad;
+		}
+	}
+	return -1;
+}
+
+/* Touch one byte in each page-size unit: one fault, one dpage each. */
+static void touch(void *p, size_t len, size_t ps)
+{
+	volatile char *c = p;
+	size_t off;
+
+	for (off = 0; off < len; off += ps)
+		c[off] = 1;
+}
+
+/* -------------------------------------------------------------------- */
+/* Global checks (no mount)                                             */
+/* -------------------------------------------------------------------- */
+
+TEST(sysfs_stats)
+{
+	struct dstats s;
+	int n;
+
+	ASSERT_EQ(0, read_stats(&s)) {
+		TH_LOG("need " STATS_DIR "/node0 and node1 with total/free/used_bytes");
+	}
+	for (n = 0; n < 2; n++) {
+		EXPECT_LT(0, s.total[n]) TH_LOG("node%d has no dmem", n);
+		EXPECT_EQ(0, s.total[n] % SZ_128M) TH_LOG("node%d total %lu", n, s.total[n]);
+		EXPECT_EQ(s.total[n], s.free[n] + s.used[n])
+			TH_LOG("node%d total %lu free %lu used %lu", n,
+			       s.total[n], s.free[n], s.used[n]);
+		EXPECT_EQ(0, s.used[n]) TH_LOG("node%d used before any test", n);
+	}
+}
+
+TEST(mount_bad_pagesize)
+{
+	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
+	static const char *const bad[] = { "pagesize=8K", "pagesize=3M", "pagesize=0",
+					   "pagesize=junk", NULL };
+	int i;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	/* The refusals below only mean something if a good mount works. */
+	ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, "pagesize=4K")) {
+		TH_LOG("mount -t dmemfs -o pagesize=4K: %s", strerror(errno));
+		rmdir(dir);
+	}
+	umount(dir);
+	for (i = 0; bad[i]; i++) {
+		int r = mount("none", dir, "dmemfs", 0, bad[i]);
+
+		if (r == 0)
+			umount(dir);
+		EXPECT_EQ(-1, r) TH_LOG("mount -o %s was accepted", bad[i]);
+	}
+	rmdir(dir);
+}
+
+/* -------------------------------------------------------------------- */
+/* Per page size                                                         */
+/* -------------------------------------------------------------------- */
+
+FIXTURE(dmemfs) {
+	char dir[64];
+	int mounted;
+	struct dstats base;
+};
+
+FIXTURE_VARIANT(dmemfs) {
+	const char *opts;
+	size_t ps;
+};
+
+FIXTURE_VARIANT_ADD(dmemfs, 4K) { .opts = "pagesize=4K", .ps = SZ_4K };
+FIXTURE_VARIANT_ADD(dmemfs, 2M) { .opts = "pagesize=2M", .ps = SZ_2M };
+FIXTURE_VARIANT_ADD(dmemfs, 1G) { .opts = "pagesize=1G", .ps = SZ_1G };
+
+FIXTURE_SETUP(dmemfs)
+{
+	strcpy(self->dir, "/tmp/dmemfs.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, variant->opts)) {
+		TH_LOG("mount -t dmemfs -o %s none %s: %s", variant->opts,
+		       self->dir, strerror(errno));
+		rmdir(self->dir);	/* teardown does not run after setup fails */
+	}
+	self->mounted = 1;
+	ASSERT_EQ(0, read_stats(&self->base)) TH_LOG("no dmem stats in " STATS_DIR);
+	/* Each test needs at least one page of this size on each node. */
+	ASSERT_LE(variant->ps, self->base.free[0]);
+	ASSERT_LE(variant->ps, self->base.free[1]);
+}
+
+FIXTURE_TEARDOWN(dmemfs)
+{
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+static int open_file(struct __test_metadata *_metadata, const char *dir,
+		     const char *name, size_t size)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+	ASSERT_EQ(0, ftruncate(fd, size)) TH_LOG("ftruncate %s %zu: %s", path, size,
+						  strerror(errno));
+	return fd;
+}
+
+static void *map_fd(struct __test_metadata *_metadata, int fd, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap MAP_SHARED %zu: %s", size, strerror(errno));
+	return p;
+}
+
+static void unlink_in(struct __test_metadata *_metadata, const char *dir, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ASSERT_EQ(0, unlink(path)) TH_LOG("unlink %s: %s", path, strerror(errno));
+}
+
+/* The pool must be exactly back where the test started, node by node. */
+static void expect_baseline(struct __test_metadata *_metadata, const struct dstats *base,
+			    const char *when)
+{
+	struct dstats now;
+	int n;
+
+	ASSERT_EQ(0, read_stats(&now));
+	for (n = 0; n < base->nr; n++) {
+		EXPECT_EQ(base->free[n], now.free[n])
+			TH_LOG("%s: node%d free %lu, baseline %lu", when, n, now.free[n],
+			       base->free[n]);
+		EXPECT_EQ(base->used[n], now.used[n])
+			TH_LOG("%s: node%d used %lu, baseline %lu", when, n, now.used[n],
+			       base->used[n]);
+	}
+}
+
+static uint64_t used_all(struct __test_metadata *_metadata)
+{
+	struct dstats s;
+
+	ASSERT_EQ(0, read_stats(&s));
+	return sum(s.used, s.nr);
+}
+
+TEST_F(dmemfs, statfs)
+{
+	size_t ps = variant->ps;
+	struct statfs sf;
+	struct dstats now;
+	void *p;
+	int fd;
+
+	ASSERT_EQ(0, statfs(self->dir, &sf));
+	EXPECT_EQ(DMEMFS_MAGIC, (unsigned long)sf.f_type);
+	EXPECT_EQ(ps, (size_t)sf.f_bsize);
+	EXPECT_EQ(sum(self->base.total, self->base.nr) / ps, sf.f_blocks);
+	EXPECT_EQ(sum(self->base.free, self->base.nr) / ps, sf.f_bfree);
+
+	/* One dpage allocated shows in f_bfree. */
+	fd = open_file(_metadata, self->dir, "one", ps);
+	p = map_fd(_metadata, fd, ps);
+	touch(p, ps, ps);
+	ASSERT_EQ(0, statfs(self->dir, &sf));
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(sum(now.free, now.nr) / ps, sf.f_bfree);
+	EXPECT_EQ(sum(self->base.free, self->base.nr) / ps - 1, sf.f_bfree);
+	munmap(p, ps);
+	close(fd);
+	unlink_in(_metadata, self->dir, "one");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, pattern_96m, 180)
+{
+	const size_t len = 96UL << 20;
+	size_t ps = variant->ps, dlen = (len + ps - 1) / ps * ps;
+	uint64_t seed = 0x5eed0000 + ps;
+	struct stat st;
+	long bad;
+	void *p;
+	int fd;
+
+	fd = open_file(_metadata, self->dir, "pattern", len);
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(len, (size_t)st.st_size);
+	p = map_fd(_metadata, fd, len);
+	fill(p, len, seed);
+	bad = check(p, len, seed);
+	EXPECT_EQ(-1, bad) TH_LOG("same mapping: wrong word at offset %ld", bad);
+	EXPECT_EQ(dlen, used_all(_metadata) - sum(self->base.used, self->base.nr));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+
+	/* A new open and a new mapping see the same data. */
+	fd = open_file(_metadata, self->dir, "pattern", len);
+	p = map_fd(_metadata, fd, len);
+	bad = check(p, len, seed);
+	EXPECT_EQ(-1, bad) TH_LOG("second mapping: wrong word at offset %ld", bad);
+	EXPECT_EQ(dlen, used_all(_metadata) - sum(self->base.used, self->base.nr));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "pattern");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, truncate_frees, 120)
+{
+	size_t ps = variant->ps;
+	size_t n = sum(self->base.free, self->base.nr) / ps;
+	uint64_t used0 = sum(self->base.used, self->base.nr);
+	long bad;
+	void *p;
+	int fd;
+
+	if (n > 8)
+		n = 8;
+	ASSERT_LE(2, n);
+	fd = open_file(_metadata, self->dir, "trunc", n * ps);
+	p = map_fd(_metadata, fd, n * ps);
+	fill_sparse(p, n * ps, ps, 7);
+	ASSERT_EQ(n * ps, used_all(_metadata) - used0);
+	ASSERT_EQ(0, munmap(p, n * ps));
+
+	/* Shrink to one page: n-1 dpages go back, the first keeps its data. */
+	ASSERT_EQ(0, ftruncate(fd, ps));
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
+	p = map_fd(_metadata, fd, ps);
+	bad = check_sparse(p, ps, ps, 7);
+	EXPECT_EQ(-1, bad) TH_LOG("kept page: wrong word at offset %ld", bad);
+	ASSERT_EQ(0, munmap(p, ps));
+
+	/* Grow again: the new part reads as zeros and allocates at fault. */
+	ASSERT_EQ(0, ftruncate(fd, 2 * ps));
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
+	p = map_fd(_metadata, fd, 2 * ps);
+	bad = first_nonzero((char *)p + ps, ps);
+	EXPECT_EQ(-1, bad) TH_LOG("regrown page: nonzero at offset %ld", bad);
+	EXPECT_EQ(2 * ps, used_all(_metadata) - used0);
+	ASSERT_EQ(0, munmap(p, 2 * ps));
+
+	/* Truncate to zero returns everything, per node. */
+	ASSERT_EQ(0, ftruncate(fd, 0));
+	expect_baseline(_metadata, &self->base, "after ftruncate 0");
+	close(fd);
+	unlink_in(_metadata, self->dir, "trunc");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, unlink_frees_at_last_unmap, 120)
+{
+	size_t ps = variant->ps;
+	size_t n = sum(self->base.free, self->base.nr) / ps;
+	uint64_t used0 = sum(self->base.used, self->base.nr);
+	long bad;
+	void *p;
+	int fd;
+
+	if (n > 4)
+		n = 4;
+	fd = open_file(_metadata, self->dir, "victim", n * ps);
+	p = map_fd(_metadata, fd, n * ps);
+	fill_sparse(p, n * ps, ps, 11);
+	close(fd);
+	/* Unlinked while mapped: data stays usable, dpages stay held. */
+	unlink_in(_metadata, self->dir, "victim");
+	bad = check_sparse(p, n * ps, ps, 11);
+	EXPECT_EQ(-1, bad) TH_LOG("after unlink: wrong word at offset %ld", bad);
+	EXPECT_EQ(n * ps, used_all(_metadata) - used0);
+	/* The last unmap drops the inode: every dpage goes back. */
+	ASSERT_EQ(0, munmap(p, n * ps));
+	expect_baseline(_metadata, &self->base, "after last munmap");
+}
+
+/*
+ * Fill the whole free pool of node 0 with a pattern, free it, then fill it
+ * again with a new file: every dpage of the second file was a dpage of the
+ * first one, and it must read as zeros.
+ */
+TEST_F_TIMEOUT(dmemfs, zeroed_after_reuse, 300)
+{
+	size_t ps = variant->ps;
+	size_t len = self->base.free[0] / ps * ps;
+	unsigned long mask = 1UL << 0;
+	struct dstats now;
+	long bad;
+	void *p;
+	int fd;
+
+	ASSERT_LE(ps, len);
+	fd = open_file(_metadata, self->dir, "dirty", len);
+	p = map_fd(_metadata, fd, len);
+	ASSERT_EQ(0, sys_mbind(p, len, MPOL_BIND, &mask, MAX_NODES, 0))
+		TH_LOG("mbind BIND node0: %s", strerror(errno));
+	memset(p, 0xa5, len);
+	ASSERT_EQ(0, read_stats(&now));
+	ASSERT_EQ(0, now.free[0]) TH_LOG("node0 not full after writing %zu bytes", len);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "dirty");
+	expect_baseline(_metadata, &self->base, "after freeing the dirty file");
+
+	fd = open_file(_metadata, self->dir, "fresh", len);
+	p = map_fd(_metadata, fd, len);
+	ASSERT_EQ(0, sys_mbind(p, len, MPOL_BIND, &mask, MAX_NODES, 0));
+	bad = first_nonzero(p, len);
+	EXPECT_EQ(-1, bad) TH_LOG("fresh file: nonzero byte near offset %ld", bad);
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(0, now.free[0]) TH_LOG("fresh file did not reuse all of node0");
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "fresh");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/*
+ * Map k pages with a memory policy, running on @run_node's CPU, and check
+ * that exactly the pages' bytes moved from free to used on @want_node only.
+ */
+static void policy_case(struct __test_metadata *_metadata, const char *dir,
+			size_t ps, int mode, int policy_node, int run_node, int want_node)
+{
+	unsigned long mask = 1UL << policy_node;
+	struct dstats before, after;
+	size_t k, len;
+	char *why;
+	void *p;
+	int fd, n;
+
+	ASSERT_EQ(0, pin_to_node(run_node)) TH_LOG("no CPU on node%d", run_node);
+	ASSERT_EQ(0, read_stats(&before));
+	k = before.free[want_node] / ps;
+	if (k > 8)
+		k = 8;
+	ASSERT_LE(1, k);
+	len = k * ps;
+	kmsg_mark("dmemfs_test: policy case");
+	fd = open_file(_metadata, dir, "policy", len);
+	p = map_fd(_metadata, fd, len);
+	if (mode == MPOL_LOCAL) {
+		ASSERT_EQ(0, sys_mbind(p, len, mode, NULL, 0, 0))
+			TH_LOG("mbind MPOL_LOCAL: %s", strerror(errno));
+	} else {
+		ASSERT_EQ(0, sys_mbind(p, len, mode, &mask, MAX_NODES, 0))
+			TH_LOG("mbind mode %d node%d: %s", mode, policy_node, strerror(errno));
+	}
+	touch(p, len, ps);
+	ASSERT_EQ(0, read_stats(&after));
+	for (n = 0; n < before.nr; n++) {
+		uint64_t want = n == want_node ? len : 0;
+
+		EXPECT_EQ(want, after.used[n] - before.used[n])
+			TH_LOG("mode %d: node%d used grew by %lu, expected %lu", mode, n,
+			       after.used[n] - before.used[n], want);
+		EXPECT_EQ(want, before.free[n] - after.free[n])
+			TH_LOG("mode %d: node%d free fell by %lu, expected %lu", mode, n,
+			       before.free[n] - after.free[n], want);
+	}
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, dir, "policy");
+	expect_baseline(_metadata, &before, "after unlink");
+	why = dmesg_bad_after("dmemfs_test: policy case");
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
+
+/* Run on node 0's CPU so that only the policy can explain node-1 pages. */
+TEST_F_TIMEOUT(dmemfs, bind_node1, 120)
+{
+	policy_case(_metadata, self->dir, variant->ps, MPOL_BIND, 1, 0, 1);
+}
+
+TEST_F_TIMEOUT(dmemfs, bind_node0, 120)
+{
+	policy_case(_metadata, self->dir, variant->ps, MPOL_BIND, 0, 1, 0);
+}
+
+TEST_F_TIMEOUT(dmemfs, preferred_node1, 120)
+{
+	policy_case(_metadata, self->dir, variant->ps, MPOL_PREFERRED, 1, 0, 1);
+}
+
+TEST_F_TIMEOUT(dmemfs, local_node1, 120)
+{
+	policy_case(_metadata, self->dir, variant->ps, MPOL_LOCAL, 0, 1, 1);
+}
+
+TEST_F(dmemfs, map_private_refused)
+{
+	size_t ps = variant->ps;
+	void *p;
+	int fd;
+
+	fd = open_file(_metadata, self->dir, "priv", ps);
+	errno = 0;
+	p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	if (p != MAP_FAILED)
+		munmap(p, ps);
+	errno = 0;
+	p = mmap(NULL, ps, PROT_READ, MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p) TH_LOG("read-only MAP_PRIVATE accepted");
+	if (p != MAP_FAILED)
+		munmap(p, ps);
+	close(fd);
+	unlink_in(_metadata, self->dir, "priv");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/*
+ * A child binds a mapping larger than the whole pool to node 1 and touches
+ * it page by page.  It must die of SIGBUS once node 1 is empty, node 0 must
+ * not be touched, and the kernel log must stay free of warnings and oopses.
+ */
+TEST_F_TIMEOUT(dmemfs, exhaust_sigbus, 300)
+{
+	size_t ps = variant->ps;
+	size_t len = (sum(self->base.total, self->base.nr) / ps + 1) * ps;
+	volatile size_t *progress;
+	struct dstats now;
+	int fd, status;
+	char *why;
+	pid_t pid;
+
+	progress = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, progress);
+	*progress = 0;
+	fd = open_file(_metadata, self->dir, "hog", len);
+	kmsg_mark("dmemfs_test: exhaust begin");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned long mask = 1UL << 1;
+		volatile char *p;
+		size_t off;
+
+		signal(SIGBUS, SIG_DFL);
+		pin_to_node(0);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(10);
+		if (sys_mbind((void *)p, len, MPOL_BIND, &mask, MAX_NODES, 0))
+			_exit(11);
+		for (off = 0; off < len; off += ps) {
+			p[off] = 1;
+			*progress = off / ps + 1;
+		}
+		_exit(12);	/* the whole file fit: no SIGBUS */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status)) TH_LOG("child exited with %d, no SIGBUS",
+						 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (WIFSIGNALED(status)) {
+		EXPECT_EQ(SIGBUS, WTERMSIG(status));
+	}
+	/* Pages made before the fault that failed are exactly node 1's pool. */
+	EXPECT_EQ(self->base.free[1] / ps, *progress)
+		TH_LOG("touched %zu pages before SIGBUS, node1 had %lu free", *progress,
+		       self->base.free[1] / ps);
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_GT(ps, now.free[1]) TH_LOG("node1 still has %lu bytes free", now.free[1]);
+	EXPECT_EQ(self->base.used[0], now.used[0]) TH_LOG("MPOL_BIND node1 spilled to node0");
+	close(fd);
+	unlink_in(_metadata, self->dir, "hog");
+	expect_baseline(_metadata, &self->base, "after unlink");
+	why = dmesg_bad_after("dmemfs_test: exhaust begin");
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log after exhaustion: %s", why);
+	munmap((void *)progress, SZ_4K);
+}
+
+TEST_F(dmemfs, dirs_and_rename)
+{
+	size_t ps = variant->ps;
+	char a[128], b[128], c[128], path[256], path2[256];
+	uint64_t used0 = sum(self->base.used, self->base.nr);
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	long bad;
+	void *p;
+	int fd, entries = 0;
+
+	snprintf(a, sizeof(a), "%s/a", self->dir);
+	snprintf(b, sizeof(b), "%s/b", self->dir);
+	snprintf(c, sizeof(c), "%s/c", self->dir);
+	ASSERT_EQ(0, mkdir(a, 0755)) TH_LOG("mkdir: %s", strerror(errno));
+	ASSERT_EQ(0, mkdir(b, 0755));
+	ASSERT_EQ(0, stat(a, &st));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+
+	fd = open_file(_metadata, a, "f", ps);
+	p = map_fd(_metadata, fd, ps);
+	fill_sparse(p, ps, ps, 42);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+
+	/* Move the file to another directory. */
+	snprintf(path, sizeof(path), "%s/f", a);
+	snprintf(path2, sizeof(path2), "%s/g", b);
+	ASSERT_EQ(0, rename(path, path2)) TH_LOG("rename: %s", strerror(errno));
+	EXPECT_EQ(-1, stat(path, &st));
+	EXPECT_EQ(ENOENT, errno);
+	ASSERT_EQ(0, stat(path2, &st));
+	EXPECT_EQ(ps, (size_t)st.st_size);
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
+
+	/* Rename the directory, the data follows. */
+	ASSERT_EQ(0, rename(b, c));
+	snprintf(path2, sizeof(path2), "%s/g", c);
+	fd = open(path2, O_RDWR);
+	ASSERT_LE(0, fd);
+	p = map_fd(_metadata, fd, ps);
+	bad = check_sparse(p, ps, ps, 42);
+	EXPECT_EQ(-1, bad) TH_LOG("after renames: wrong word at offset %ld", bad);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+
+	/* Rename over an existing file frees the replaced file's dpages. */
+	fd = open_file(_metadata, c, "h", ps);
+	p = map_fd(_metadata, fd, ps);
+	touch(p, ps, ps);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	EXPECT_EQ(2 * ps, used_all(_metadata) - used0);
+	snprintf(path, sizeof(path), "%s/h", c);
+	ASSERT_EQ(0, rename(path, path2));
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
+
+	/* rmdir: empty works, non-empty is refused. */
+	ASSERT_EQ(0, rmdir(a));
+	EXPECT_EQ(-1, rmdir(c));
+	EXPECT_EQ(ENOTEMPTY, errno);
+	ASSERT_EQ(0, unlink(path2));
+	ASSERT_EQ(0, rmdir(c));
+
+	d = opendir(self->dir);
+	ASSERT_NE(NULL, d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			entries++;
+	closedir(d);
+	EXPECT_EQ(0, entries);
+	expect_baseline(_metadata, &self->base, "after cleanup");
+}
+
+/* Same list as the harness runs, for the runner's expected-results set. */
+static int list_tests(void)
+{
+	struct __fixture_variant_metadata no_variant = { .name = "" };
+	struct __fixture_variant_metadata *v;
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+
+	for (f = __fixture_list; f; f = f->next)
+		for (v = f->variant ?: &no_variant; v; v = v->next)
+			for (t = f->tests; t; t = t->next)
+				printf("%s%s%s.%s\n", f->name, v->name[0] ? "." : "",
+				       v->name, t->name);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--list"))
+		return list_tests();
+	kmsg_mark("dmemfs_test: start");
+	return test_harness_run(argc, argv);
+}

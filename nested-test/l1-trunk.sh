@@ -1,0 +1,178 @@
+#!/bin/bash
+# In-L1 test script of the kernel trunk; started by guest-images/init
+# (l1.script=) inside the overlay root, with TOP set to the repository.
+#
+#   l1-trunk.sh --meminfo-only
+#       report the memory accounting of this boot (no dmem= expected) and exit
+#   l1-trunk.sh --build=DIR [--base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB]
+#       the trunk checks: dmemfs_test, KUnit results, MemTotal and memmap
+#       accounting against the --base boot, every $TOP/*/tests/l1-*.sh, and a
+#       final scan of the kernel log
+#
+# Result lines ("PASS: name", "FAIL: name: reason", "# comment", and the
+# final "L1-DONE") go to the results channel /dev/ttyS1, which carries no
+# kernel messages; everything else goes to the console (ttyS0).
+set -u
+export LC_ALL=C
+TOP=${TOP:?TOP is not set}
+build=$TOP/build
+base='' mode=full
+for a in "$@"; do
+	case $a in
+	--meminfo-only) mode=meminfo ;;
+	--build=*) build=${a#--build=} ;;
+	--base=*) base=${a#--base=} ;;
+	*) echo "l1-trunk: unknown argument $a" ;;
+	esac
+done
+
+if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+else
+	exec 3>&1
+fi
+res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+pass() { res "PASS: $1"; }
+fail() { res "FAIL: $1: $2"; }
+check() { # check NAME REASON-IF-FAILED CONDITION...
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+# ---- memory accounting of this boot
+memtotal_kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+present_pages=$(awk '$1 == "present" {s += $2} END {print s + 0}' /proc/zoneinfo)
+# "Memory: 5937844K/6290932K available (... 352832K reserved, 0K cma-reserved)"
+memline=$(dmesg | grep -m1 -o 'Memory: [0-9]*K/[0-9]*K available.*')
+phys_kb=$(echo "$memline" | sed -n 's|.*Memory: [0-9]*K/\([0-9]*\)K.*|\1|p')
+reserved_kb=$(echo "$memline" | sed -n 's|.*[ (]\([0-9]*\)K reserved.*|\1|p')
+res "# boot: MemTotal ${memtotal_kb} kB, zone present pages ${present_pages}, $memline"
+
+if [ "$mode" = meminfo ]; then
+	res "MEMINFO: ${memtotal_kb:-0}:${present_pages:-0}:${phys_kb:-0}:${reserved_kb:-0}"
+	res "L1-DONE"
+	exit 0
+fi
+
+# ---- dmemfs_test (kselftest harness, TAP on stdout)
+log=/tmp/dmemfs_test.log
+bin=$build/guest/dmemfs_test
+if [ -x "$bin" ]; then
+	echo "== $bin"
+	timeout -k 5 1500 "$bin" 2>&1 | tee "$log"
+	echo "== dmemfs_test exit ${PIPESTATUS[0]}"
+	# TAP -> PASS/FAIL; a failure's reason is the first diagnostics of its run.
+	awk '
+	/^#  RUN / { why = ""; next }
+	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
+		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
+		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
+		next
+	}
+	/^ok [0-9]+ / { print "PASS: dmemfs_test." $3; next }
+	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: dmemfs_test." $4 ": " substr(why, 1, 300); next }
+	' "$log" | while IFS= read -r l; do res "$l"; done
+	grep -q '^# Totals:' "$log" || fail dmemfs_test.complete "no TAP totals: the program died or timed out"
+else
+	fail dmemfs_test.complete "$bin not built"
+fi
+
+# ---- KUnit: our two suites must be present and all ok; every other too
+kunit_suite() { # kunit_suite NAME MIN_CASES
+	local s=$1 min=$2 f=/sys/kernel/debug/kunit/$1/results ok nok
+	if [ ! -r "$f" ]; then
+		if dmesg | grep -Eq "# Subtest: $s\$"; then
+			if dmesg | grep -Eq "^\[[ .0-9]*\] ok [0-9]+ (- )?$s\$"; then
+				pass "kunit.$s"
+			else
+				fail "kunit.$s" "not ok in the dmesg TAP"
+			fi
+		else
+			fail "kunit.$s" "suite not found (no $f, no TAP in dmesg)"
+		fi
+		return
+	fi
+	nok=$(grep -Ec '(^|[^a-z])not ok [0-9]+' "$f")
+	ok=$(grep -E '(^|[^a-z])ok [0-9]+' "$f" | grep -vc 'not ok')
+	if grep -Eq "^ *ok [0-9]+ (- )?$s\$" "$f" && [ "$nok" -eq 0 ] && [ "$((ok - 1))" -ge "$min" ]; then
+		pass "kunit.$s"
+	elif [ "$nok" -ne 0 ]; then
+		fail "kunit.$s" "$nok not ok: $(grep -E 'not ok' "$f" | head -3 | tr -s ' \n' ' ')"
+	else
+		fail "kunit.$s" "$((ok - 1)) cases ok, need >= $min and a final ok line"
+	fi
+	res "# kunit $s: $((ok - 1)) ok, $nok not ok"
+}
+kunit_suite dmem_parse 30
+kunit_suite dmem_alloc 1
+others_bad=
+for d in /sys/kernel/debug/kunit/*/; do
+	[ -r "$d/results" ] || continue
+	grep -Eq '(^|[^a-z])not ok [0-9]+' "$d/results" && others_bad="$others_bad $(basename "$d")"
+done
+check kunit.all-suites-ok "not ok in:$others_bad" [ -z "$others_bad" ]
+
+# ---- dmem= reservation versus MemTotal and the memmap
+reserved_bytes=0
+for f in /sys/kernel/mm/dmem/node*/total_bytes; do
+	[ -r "$f" ] && reserved_bytes=$((reserved_bytes + $(cat "$f")))
+done
+nodes=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+to_bytes() { # 1G -> bytes
+	local v=${1%[KkMmGgTt]} u=${1: -1}
+	case $u in
+	[Kk]) echo $((v << 10)) ;; [Mm]) echo $((v << 20)) ;;
+	[Gg]) echo $((v << 30)) ;; [Tt]) echo $((v << 40)) ;; *) echo "$1" ;;
+	esac
+}
+want=0
+for w in $(cat /proc/cmdline); do
+	case $w in
+	dmem=*@*) s=${w#dmem=}; s=${s#!}; want=$((want + $(to_bytes "${s%%@*}"))) ;;
+	dmem=*) s=${w#dmem=}; s=${s#!}; want=$((want + $(to_bytes "${s%%:*}") * nodes)) ;;
+	esac
+done
+res "# dmem: reserved ${reserved_bytes} bytes (sysfs total_bytes), command line asks ${want}"
+check l1.dmem-reserved "sysfs total ${reserved_bytes} bytes, command line asks ${want}" \
+	[ "$reserved_bytes" -gt 0 -a "$reserved_bytes" -eq "$want" ]
+
+if [ -n "$base" ]; then
+	IFS=: read -r b_memtotal b_present b_phys b_reserved <<< "$base"
+	slack=$((4 << 20))
+	memmap_expect=$((reserved_bytes / 4096 * 64))
+	memtotal_delta=$(((b_memtotal - memtotal_kb) * 1024))
+	present_delta=$(((b_present - present_pages) * 4096))
+	phys_delta=$(((b_phys - ${phys_kb:-0}) * 1024))
+	memmap_saved=$(((b_reserved - ${reserved_kb:-0}) * 1024))
+	res "# memory: reserved ${reserved_bytes} B; MemTotal delta ${memtotal_delta} B; zone present delta ${present_delta} B; physpages delta ${phys_delta} B"
+	res "# memmap: saved ${memmap_saved} B (kernel 'reserved' on the Memory: line, ${b_reserved}K -> ${reserved_kb}K); expected reserved/4096*64 = ${memmap_expect} B"
+	res "MEMORY: reserved_bytes=${reserved_bytes} memtotal_delta=${memtotal_delta} present_delta=${present_delta} physpages_delta=${phys_delta} memmap_saved=${memmap_saved} memmap_expected=${memmap_expect}"
+	lo=$((reserved_bytes - memmap_expect - slack)) hi=$((reserved_bytes + slack))
+	check l1.memtotal-shrinks "MemTotal fell by ${memtotal_delta} B, want ${lo}..${hi} for ${reserved_bytes} B reserved" \
+		[ "$reserved_bytes" -gt 0 -a "$memtotal_delta" -ge "$lo" -a "$memtotal_delta" -le "$hi" ]
+	check l1.no-struct-page "zone present pages fell by ${present_delta} B and physpages by ${phys_delta} B, want exactly ${reserved_bytes}" \
+		[ "$reserved_bytes" -gt 0 -a "$present_delta" -eq "$reserved_bytes" -a "$phys_delta" -eq "$reserved_bytes" ]
+	check l1.memmap-saved "kernel reserved fell by ${memmap_saved} B, want ${memmap_expect} +- ${slack}" \
+		[ "$reserved_bytes" -gt 0 -a "$memmap_saved" -ge $((memmap_expect - slack)) -a "$memmap_saved" -le $((memmap_expect + slack)) ]
+else
+	fail l1.memtotal-shrinks "no baseline boot (--base)"
+fi
+
+# ---- tests of the other parts of the tree
+for s in "$TOP"/*/tests/l1-*.sh; do
+	[ -e "$s" ] || continue
+	rel=${s#"$TOP"/}
+	echo "== $rel"
+	timeout -k 5 600 bash "$s" > /tmp/l1-script.out 2>&1
+	rc=$?
+	cat /tmp/l1-script.out
+	grep -E '^(PASS|FAIL): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
+	check "l1-script:$rel" "exit status $rc" [ "$rc" -eq 0 ]
+done
+
+# ---- nothing worse than a warning, all boot long
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')
+check l1.dmesg-clean "kernel log: $bad" [ -z "$bad" ]
+res "L1-DONE"
+exec 3>&-

@@ -1,0 +1,203 @@
+#!/bin/bash
+# Boot the test kernel as L1 under QEMU and turn what its in-guest tests
+# report into PASS:/FAIL: lines in $RESULTS/nested.results.
+#
+#   nested-test/run-l1.sh            probe KVM, boot twice (baseline, dmem=), report
+#   nested-test/run-l1.sh --probe    only say which accelerator would be used
+#
+# Two boots: the first without dmem= only reports its memory accounting; the
+# second boots with dmem=$DMEM and runs nested-test/l1-trunk.sh, which gets
+# the first boot's numbers to measure MemTotal and memmap changes.
+#
+# L1: $L1_SMP vCPUs and 2 NUMA nodes of $L1_NODE_MEM each (memory-backend-ram
+# + -numa node), the host root read-only over virtio-9p (guest-images/init),
+# ttyS0 = console log, ttyS1 = results channel (no printk on it).
+#
+# Settings (environment): NESTED_BLOCKED (a reason: boot nothing, fail all),
+# KERNEL INITRD DMEM L1_NODE_MEM L1_SMP ACCEL
+# (auto|kvm|tcg) KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_TIMEOUT L1_SCRIPT.
+# The script always exits 0 once results are written; hangs end in FAIL.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+TOP=${TOP:-$(cd "$here/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+RESULTS=${RESULTS:-$BUILD/results}
+KERNEL=${KERNEL:-$BUILD/bzImage}
+INITRD=${INITRD:-$BUILD/guest/initramfs.cpio.gz}
+TESTBIN=${TESTBIN:-$BUILD/guest/dmemfs_test}
+DMEM=${DMEM:-1G:1G}
+L1_NODE_MEM=${L1_NODE_MEM:-3G}
+L1_SMP=${L1_SMP:-2}
+ACCEL=${ACCEL:-auto}
+KVM_PROBE_TIMEOUT=${KVM_PROBE_TIMEOUT:-15}
+L1_BASE_TIMEOUT=${L1_BASE_TIMEOUT:-240}
+L1_TIMEOUT=${L1_TIMEOUT:-900}
+L1_SCRIPT=${L1_SCRIPT:-$TOP/nested-test/l1-trunk.sh}
+QEMU=${QEMU:-qemu-system-x86_64}
+out=$RESULTS/nested.results
+work=$RESULTS/l1
+mkdir -p "$RESULTS" "$work"
+
+say() { printf '[nested] %s\n' "$*" >&2; }
+lines=()
+add() { lines+=("$*"); }
+finish() {
+	printf '%s\n' "${lines[@]}" > "$out.tmp" && mv "$out.tmp" "$out"
+	say "results: ${out#$TOP/} ($(grep -c '^PASS:' "$out") passed, $(grep -c '^FAIL:' "$out") failed)"
+	exit 0
+}
+
+# ---- what must come back
+expected=(kunit.dmem_parse kunit.dmem_alloc kunit.all-suites-ok
+	l1.dmem-reserved l1.memtotal-shrinks l1.no-struct-page l1.memmap-saved)
+if [ -x "$TESTBIN" ]; then
+	mapfile -t -O ${#expected[@]} expected < <("$TESTBIN" --list | sed 's/^/dmemfs_test./')
+else
+	expected+=(dmemfs_test.complete)
+fi
+for s in "$TOP"/*/tests/l1-*.sh; do
+	[ -e "$s" ] && expected+=("l1-script:${s#"$TOP"/}")
+done
+expected+=(l1.dmesg-clean)
+
+# fail_all REASON: one FAIL per expected result, plus the boot itself
+fail_all() {
+	add "FAIL: nested.l1-boot: $1"
+	local e
+	for e in "${expected[@]}"; do add "FAIL: $e: not run ($1)"; done
+	finish
+}
+
+[ -n "${NESTED_BLOCKED:-}" ] && fail_all "$NESTED_BLOCKED"
+for f in "$KERNEL" "$INITRD" "$TESTBIN" "$L1_SCRIPT"; do
+	[ -e "$f" ] || fail_all "missing ${f#$TOP/}"
+done
+command -v "$QEMU" > /dev/null || fail_all "$QEMU not installed"
+case $TOP in *[[:space:],]*) fail_all "repository path '$TOP' has a space or comma" ;; esac
+
+# ---- QEMU command line
+esc() { printf '%s' "${1//,/,,}"; } # comma-escape a QEMU option value
+half=$((L1_SMP / 2))
+numa=(-object "memory-backend-ram,id=m0,size=$L1_NODE_MEM"
+	-object "memory-backend-ram,id=m1,size=$L1_NODE_MEM"
+	-numa "node,nodeid=0,memdev=m0,cpus=0-$((half - 1))"
+	-numa "node,nodeid=1,memdev=m1,cpus=$half-$((L1_SMP - 1))")
+node_mib=$(numfmt --from=iec "$L1_NODE_MEM") || fail_all "bad L1_NODE_MEM $L1_NODE_MEM"
+node_mib=$((node_mib >> 20))
+
+# boot_l1 NAME TIMEOUT ACCEL-ARGS APPEND: boots, waits, sets boot_rc and
+# boot_secs (until init runs the script); console in $work/NAME-console.log,
+# results channel in $work/NAME-results.log.
+boot_l1() {
+	local name=$1 tmo=$2 accel=$3 append=$4 con=$work/$1-console.log res=$work/$1-results.log
+	local start=$SECONDS pid
+	rm -f "$con" "$res"
+	: > "$con"; : > "$res"
+	say "booting L1 ($name, $accel, timeout ${tmo}s)"
+	# shellcheck disable=SC2086
+	timeout -k 5 "$tmo" "$QEMU" -machine q35 $accel -smp "$L1_SMP" -m "$((2 * node_mib))M" \
+		"${numa[@]}" -nodefaults -display none -no-reboot -no-user-config \
+		-kernel "$KERNEL" -initrd "$INITRD" -append "$append" \
+		-chardev "file,id=con,path=$(esc "$con")" -serial chardev:con \
+		-chardev "file,id=res,path=$(esc "$res")" -serial chardev:res \
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+		> "$work/$name-qemu.log" 2>&1 < /dev/null &
+	pid=$!
+	boot_secs=
+	while kill -0 "$pid" 2> /dev/null; do
+		if [ -z "$boot_secs" ] && grep -q 'l1-init: running' "$con"; then
+			boot_secs=$((SECONDS - start))
+			say "L1 ($name) reached its test script after ${boot_secs}s"
+		fi
+		sleep 0.5
+	done
+	wait "$pid"
+	boot_rc=$?
+	[ -z "$boot_secs" ] && grep -q 'l1-init: running' "$con" && boot_secs=$((SECONDS - start))
+	boot_total=$((SECONDS - start))
+	say "L1 ($name) ended after ${boot_total}s (rc $boot_rc)"
+	# The kernel's own view: timestamp of starting /init.
+	kernel_secs=$(sed -n 's/^\[ *\([0-9.]*\)\] Run \/init as init process.*/\1/p' "$con" | head -1)
+}
+
+results_of() { tr -d '\r' < "$work/$1-results.log"; }
+last_console() { tr -d '\r' < "$work/$1-console.log" | grep -v '^\s*$' | tail -1 | cut -c1-160; }
+
+# ---- accelerator: KVM only when a short boot under it really works
+kvm_probe() {
+	local log=$work/kvm-probe.log
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || { probe_why="no usable /dev/kvm"; return 1; }
+	rm -f "$log"
+	timeout -k 2 "$KVM_PROBE_TIMEOUT" "$QEMU" -machine q35 -accel kvm -cpu host -m 512 -smp 1 \
+		-nodefaults -display none -no-reboot -no-user-config \
+		-kernel "$KERNEL" -initrd "$INITRD" -append "console=ttyS0 panic=-1 l1.probe=1" \
+		-serial "file:$log" > "$work/kvm-probe-qemu.log" 2>&1 < /dev/null
+	local rc=$?
+	if grep -q L1-PROBE-OK "$log" 2> /dev/null; then return 0; fi
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		probe_why="KVM boot hung for ${KVM_PROBE_TIMEOUT}s"
+	else
+		probe_why="KVM boot failed (rc $rc: $(grep -v '^\s*$' "$work/kvm-probe-qemu.log" | head -1 | cut -c1-120))"
+	fi
+	return 1
+}
+probe_why=
+case $ACCEL in
+kvm) accel="-accel kvm -cpu host" ;;
+tcg) accel="-accel tcg -cpu max" probe_why="ACCEL=tcg" ;;
+*)
+	t0=$SECONDS
+	if kvm_probe; then accel="-accel kvm -cpu host"; probe_why="KVM probe booted"; else accel="-accel tcg -cpu max"; fi
+	say "accelerator: ${accel} (${probe_why}; probe took $((SECONDS - t0))s)"
+	;;
+esac
+if [ "${1:-}" = --probe ]; then
+	echo "$accel ($probe_why)"
+	exit 0
+fi
+add "# accelerator: $accel ($probe_why)"
+
+common="console=ttyS0 panic=-1 l1.top=$TOP l1.script=$L1_SCRIPT"
+
+# ---- boot 1: no dmem=, memory accounting only
+boot_l1 base "$L1_BASE_TIMEOUT" "$accel" "$common l1.args=--meminfo-only"
+base=$(results_of base | sed -n 's/^MEMINFO: //p' | tail -1)
+add "# baseline boot (no dmem=): $(results_of base | sed -n 's/^# boot: //p' | head -1)"
+if [ -z "$base" ]; then
+	why="baseline L1 boot gave no MEMINFO (rc $boot_rc after ${boot_total}s; console: $(last_console base))"
+	[ "$boot_rc" -eq 124 ] || [ "$boot_rc" -eq 137 ] && why="baseline L1 boot timed out after ${L1_BASE_TIMEOUT}s (console: $(last_console base))"
+	fail_all "$why"
+fi
+
+# ---- boot 2: dmem=, all trunk checks
+boot_l1 test "$L1_TIMEOUT" "$accel" "$common dmem=$DMEM l1.args=--build=$BUILD,--base=$base"
+cp "$work/test-console.log" "$RESULTS/l1-console.log"
+add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
+mapfile -t got < <(results_of test)
+done=
+for l in "${got[@]}"; do
+	case $l in
+	PASS:* | FAIL:*) add "$l" ;;
+	"#"* | MEMORY:*) add "# ${l#\# }" ;;
+	L1-DONE) done=1 ;;
+	esac
+done
+if [ -n "$done" ]; then
+	add "PASS: nested.l1-boot"
+	why="missing from the results channel"
+else
+	if [ "$boot_rc" -eq 124 ] || [ "$boot_rc" -eq 137 ]; then
+		why="L1 timed out after ${L1_TIMEOUT}s"
+	else
+		why="L1 stopped before the end (rc $boot_rc)"
+	fi
+	add "FAIL: nested.l1-boot: $why; last console line: $(last_console test)"
+fi
+for e in "${expected[@]}"; do
+	printf '%s\n' "${got[@]}" | grep -Eq "^(PASS|FAIL): $(printf '%s' "$e" | sed 's/[.[\*^$/]/\\&/g')(:|\$)" ||
+		add "FAIL: $e: no result ($why)"
+done
+bad=$(tr -d '\r' < "$work/test-console.log" |
+	grep -E 'Kernel panic|BUG:|Oops|WARNING:|Call Trace|general protection fault' | head -2 | tr -s ' \n' ' ')
+if [ -z "$bad" ]; then add "PASS: nested.console-clean"; else add "FAIL: nested.console-clean: $bad"; fi
+finish

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Rewrite libvirt's memory backends to dmemfs files.
+ *
+ * -object memory-backend-ram|memfd|file (JSON or key=value) becomes
+ * memory-backend-file with the same id, size, host-nodes, policy, prealloc*
+ * and prealloc-context (everything else is kept too), minus the memfd/file
+ * specific hugetlb, hugetlbsize, seal and any old mem-path/share/align, plus
+ * mem-path=<mount>/<uuid>/<id>, share=on (dmemfs refuses private mappings),
+ * align=<dmemfs page size> (QEMU only aligns hugetlbfs mappings by itself) and,
+ * for a former memory-backend-ram, x-use-canonical-path-for-ramblock-id=off so
+ * the RAMBlock id stays the plain backend id (what a ram backend always had;
+ * file backends default to canonical paths on machine types <= 3.1).
+ */
+#include "rewrite.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+/* QEMU 7.2 options that take no argument (qemu-options.hx); all others take one */
+static const char *const noarg_opts[] = {
+	"h", "help", "version", "audio-help", "mem-prealloc", "snapshot", "usb", "nographic",
+	"portrait", "full-screen", "win2k-hack", "no-fd-bootchk", "no-acpi", "no-hpet",
+	"singlestep", "preconfig", "S", "s", "enable-kvm", "xen-attach", "xen-domid-restrict",
+	"no-reboot", "no-shutdown", "daemonize", "only-migratable", "nodefaults",
+	"no-user-config", "enable-sync-profile", "no-quit", "alt-grab", "ctrl-grab", "sdl",
+	"curses", "semihosting", "old-param", "enable-fips", "no-frame",
+};
+
+static const char *const dropped_keys[] = {
+	"mem-path", "share", "align", "hugetlb", "hugetlbsize", "seal",
+};
+
+#define CANON_KEY "x-use-canonical-path-for-ramblock-id"
+#define MAX_JSON_DEPTH 64
+
+void wrap_result_clear(WrapResult *r)
+{
+	if (r->argv)
+		g_ptr_array_unref(r->argv);
+	if (r->files)
+		g_ptr_array_unref(r->files);
+	memset(r, 0, sizeof(*r));
+}
+
+/* "-foo"/"--foo" -> "foo"; NULL for positional arguments */
+static const char *opt_name(const char *a)
+{
+	if (a[0] != '-' || !a[1])
+		return NULL;
+	return a[1] == '-' ? a + 2 : a + 1;
+}
+
+static gboolean takes_arg(const char *name)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(noarg_opts); i++)
+		if (!strcmp(name, noarg_opts[i]))
+			return FALSE;
+	return TRUE;
+}
+
+static gboolean is_dropped(const char *key)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(dropped_keys); i++)
+		if (!strcmp(key, dropped_keys[i]))
+			return TRUE;
+	return FALSE;
+}
+
+static gboolean is_memory_backend(const char *type)
+{
+	return type && (!strcmp(type, "memory-backend-ram") || !strcmp(type, "memory-backend-memfd") ||
+			!strcmp(type, "memory-backend-file"));
+}
+
+/* ---- key=value (QEMU keyval: ',' separates, ',,' is a literal comma) ----- */
+
+typedef struct {
+	char *raw;   /* original text, escapes kept */
+	char *key;   /* NULL: implied (no '=') */
+	char *value; /* unescaped */
+} KvTok;
+
+static void kv_free(gpointer p)
+{
+	KvTok *t = p;
+
+	g_free(t->raw);
+	g_free(t->key);
+	g_free(t->value);
+	g_free(t);
+}
+
+static char *kv_unescape(const char *s, gsize n)
+{
+	GString *v = g_string_sized_new(n);
+
+	for (gsize i = 0; i < n; i++) {
+		g_string_append_c(v, s[i]);
+		if (s[i] == ',' && i + 1 < n && s[i + 1] == ',')
+			i++;
+	}
+	return g_string_free(v, FALSE);
+}
+
+static GPtrArray *kv_split(const char *s)
+{
+	GPtrArray *toks = g_ptr_array_new_with_free_func(kv_free);
+	const char *p = s;
+
+	for (;;) {
+		const char *start = p, *eq = NULL;
+		KvTok *t = g_new0(KvTok, 1);
+
+		while (*p && !(*p == ',' && p[1] != ',')) {
+			if (*p == ',')
+				p++; /* ",," */
+			else if (*p == '=' && !eq)
+				eq = p;
+			p++;
+		}
+		t->raw = g_strndup(start, (gsize)(p - start));
+		if (eq) {
+			t->key = g_strndup(start, (gsize)(eq - start));
+			t->value = kv_unescape(eq + 1, (gsize)(p - eq - 1));
+		} else {
+			t->value = kv_unescape(start, (gsize)(p - start));
+		}
+		g_ptr_array_add(toks, t);
+		if (!*p)
+			break;
+		p++;
+	}
+	return toks;
+}
+
+static const char *kv_get(GPtrArray *toks, const char *key, const char *implied)
+{
+	for (guint i = 0; i < toks->len; i++) {
+		KvTok *t = g_ptr_array_index(toks, i);
+
+		if (t->key ? !strcmp(t->key, key) : (i == 0 && implied && !strcmp(implied, key)))
+			return t->value;
+	}
+	return NULL;
+}
+
+static char *kv_escape(const char *s)
+{
+	g_auto(GStrv) parts = g_strsplit(s, ",", -1);
+
+	return g_strjoinv(",,", parts);
+}
+
+static char *kv_rewrite(GPtrArray *toks, const char *type, const char *path, guint64 align)
+{
+	g_autoptr(GString) o = g_string_new(NULL);
+	g_autofree char *epath = kv_escape(path);
+
+	for (guint i = 0; i < toks->len; i++) {
+		KvTok *t = g_ptr_array_index(toks, i);
+
+		if (o->len)
+			g_string_append_c(o, ',');
+		if (!t->key && i == 0)
+			g_string_append(o, "memory-backend-file");
+		else if (t->key && !strcmp(t->key, "qom-type"))
+			g_string_append(o, "qom-type=memory-backend-file");
+		else if (t->key && is_dropped(t->key))
+			g_string_truncate(o, o->len ? o->len - 1 : 0);
+		else
+			g_string_append(o, t->raw);
+	}
+	g_string_append_printf(o, ",mem-path=%s,share=on,align=%" G_GUINT64_FORMAT, epath, align);
+	if (!strcmp(type, "memory-backend-ram") && !kv_get(toks, CANON_KEY, NULL))
+		g_string_append(o, "," CANON_KEY "=off");
+	return g_string_free(g_steal_pointer(&o), FALSE);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* json-glib recurses per nesting level; QEMU itself stops at 1024 */
+static gboolean json_depth_ok(const char *s)
+{
+	gboolean in_str = FALSE;
+	int depth = 0;
+
+	for (; *s; s++) {
+		if (in_str) {
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				in_str = FALSE;
+		} else if (*s == '"') {
+			in_str = TRUE;
+		} else if (*s == '{' || *s == '[') {
+			if (++depth > MAX_JSON_DEPTH)
+				return FALSE;
+		} else if (*s == '}' || *s == ']') {
+			depth--;
+		}
+	}
+	return TRUE;
+}
+
+static JsonObject *json_parse_object(const char *s, JsonParser *parser, GError **error)
+{
+	JsonNode *root;
+
+	if (!json_depth_ok(s) || !json_parser_load_from_data(parser, s, -1, NULL) ||
+	    !(root = json_parser_get_root(parser)) || !JSON_NODE_HOLDS_OBJECT(root)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "-object: invalid JSON: %.80s", s);
+		return NULL;
+	}
+	return json_node_get_object(root);
+}
+
+static const char *json_str(JsonObject *o, const char *key)
+{
+	JsonNode *n = json_object_get_member(o, key);
+
+	return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
+		       ? json_node_get_string(n)
+		       : NULL;
+}
+
+static char *json_rewrite(JsonObject *in, const char *type, const char *path, guint64 align)
+{
+	g_autoptr(JsonObject) out = json_object_new();
+	g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	JsonObjectIter it;
+	const char *key;
+	JsonNode *val;
+
+	json_object_iter_init(&it, in);
+	while (json_object_iter_next(&it, &key, &val)) {
+		if (!strcmp(key, "qom-type"))
+			json_object_set_string_member(out, key, "memory-backend-file");
+		else if (!is_dropped(key))
+			json_object_set_member(out, key, json_node_copy(val));
+	}
+	json_object_set_string_member(out, "mem-path", path);
+	json_object_set_boolean_member(out, "share", TRUE);
+	json_object_set_int_member(out, "align", (gint64)align);
+	if (!strcmp(type, "memory-backend-ram") && !json_object_has_member(in, CANON_KEY))
+		json_object_set_boolean_member(out, CANON_KEY, FALSE);
+	json_node_set_object(root, out);
+	json_generator_set_root(gen, root);
+	return json_generator_to_data(gen, NULL);
+}
+
+/* ---- the argv ---------------------------------------------------------------- */
+
+typedef struct {
+	int index;       /* of the -object value */
+	char *id;
+} Backend;
+
+static gboolean legacy(const char *what, GError **error)
+{
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_UNSUPPORTED,
+		    "legacy %s is not supported with dmemfs: use a machine type >= 5.1 or "
+		    "<memoryBacking><source type='file'/>", what);
+	return FALSE;
+}
+
+gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
+		      WrapResolveFn resolve, gpointer data, WrapResult *out, GError **error)
+{
+	g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(int));
+	g_autofree char *uuid = NULL;
+	WrapTarget target = { 0 };
+	gboolean ok = FALSE;
+
+	memset(out, 0, sizeof(*out));
+	out->argv = g_ptr_array_new_with_free_func(g_free);
+	out->files = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(out->argv, g_strdup(qemu_binary));
+	for (int i = 0; i < nargs; i++)
+		g_ptr_array_add(out->argv, g_strdup(args[i]));
+	g_ptr_array_add(out->argv, NULL);
+
+	/* pass 1: find backends, -uuid and legacy forms */
+	for (int i = 0; i < nargs; i++) {
+		const char *name = opt_name(args[i]);
+		const char *val = i + 1 < nargs ? args[i + 1] : NULL;
+
+		if (!name || !takes_arg(name))
+			continue;
+		i++; /* skip the value */
+		if (!val)
+			break;
+		if (!strcmp(name, "mem-path"))
+			return legacy("-mem-path", error);
+		if (!strcmp(name, "uuid")) {
+			g_free(uuid);
+			uuid = dmem_uuid_normalize(val);
+			if (!uuid) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "invalid -uuid '%s'", val);
+				return FALSE;
+			}
+		} else if (!strcmp(name, "numa")) {
+			g_autoptr(GPtrArray) t = kv_split(val);
+			const char *type = kv_get(t, "type", "type");
+
+			if (type && !strcmp(type, "node") && kv_get(t, "mem", NULL))
+				return legacy("-numa node,mem=", error);
+		} else if (!strcmp(name, "object")) {
+			const char *type;
+			g_autoptr(JsonParser) parser = json_parser_new_immutable();
+			g_autoptr(GPtrArray) t = NULL;
+
+			if (val[0] == '{') {
+				JsonObject *o = json_parse_object(val, parser, error);
+
+				if (!o)
+					return FALSE;
+				type = json_str(o, "qom-type");
+			} else {
+				t = kv_split(val);
+				type = kv_get(t, "qom-type", "qom-type");
+			}
+			if (is_memory_backend(type))
+				g_array_append_val(found, i);
+		}
+	}
+	if (found->len == 0)
+		return TRUE; /* probes, or nothing to do: unchanged */
+	if (!uuid) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "memory backends but no -uuid: cannot find the dmemfs files");
+		return FALSE;
+	}
+	if (!resolve(uuid, data, &target, error))
+		return FALSE;
+
+	/* pass 2: rewrite them in place */
+	for (guint k = 0; k < found->len; k++) {
+		int i = g_array_index(found, int, k);
+		const char *val = args[i];
+		g_autoptr(JsonParser) parser = json_parser_new_immutable();
+		g_autoptr(GPtrArray) t = NULL;
+		g_autofree char *path = NULL;
+		const char *type, *id;
+		JsonObject *o = NULL;
+		char *nv;
+
+		if (val[0] == '{') {
+			o = json_parse_object(val, parser, error);
+			if (!o)
+				goto out;
+			type = json_str(o, "qom-type");
+			id = json_str(o, "id");
+		} else {
+			t = kv_split(val);
+			type = kv_get(t, "qom-type", "qom-type");
+			id = kv_get(t, "id", NULL);
+		}
+		if (!dmem_backend_id_valid(id)) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "memory backend id '%s' is missing or unusable", id ? id : "");
+			goto out;
+		}
+		path = g_build_filename(target.domain_dir, id, NULL);
+		nv = o ? json_rewrite(o, type, path, target.pagesize)
+		       : kv_rewrite(t, type, path, target.pagesize);
+		g_free(out->argv->pdata[i + 1]);
+		out->argv->pdata[i + 1] = nv;
+		g_ptr_array_add(out->files, g_steal_pointer(&path));
+	}
+	out->rewritten = TRUE;
+	ok = TRUE;
+out:
+	g_free(target.domain_dir);
+	return ok;
+}
+
+gboolean wrap_resolve_config(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+{
+	const DmemConfig *cfg = data;
+
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
+			g_autofree char *dir =
+				g_build_filename(g_ptr_array_index(cfg->mounts[i], j), uuid, NULL);
+
+			if (g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+				out->domain_dir = g_steal_pointer(&dir);
+				out->pagesize = dmem_pagesizes[i];
+				return TRUE;
+			}
+		}
+	}
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		    "no dmemfs files for domain %s in any configured mount (is the dmemfs "
+		    "metadata set and the hook installed?)", uuid);
+	return FALSE;
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* QEMU argv rewrite: memory-backend-{ram,memfd,file} -> dmemfs files. */
+#ifndef DMEMFS_REWRITE_H
+#define DMEMFS_REWRITE_H
+
+#include "dmemfs-host.h"
+
+typedef struct {
+	char *domain_dir; /* <mount>/<uuid> */
+	guint64 pagesize;
+} WrapTarget;
+
+/* find the hook's directory for a domain UUID */
+typedef gboolean (*WrapResolveFn)(const char *uuid, gpointer data, WrapTarget *out,
+				  GError **error);
+
+typedef struct {
+	GPtrArray *argv;    /* char *, NULL-terminated; [0] = the real QEMU */
+	gboolean rewritten; /* FALSE: passed through unchanged (probes etc.) */
+	GPtrArray *files;   /* mem-path of every rewritten backend */
+} WrapResult;
+
+/*
+ * args: QEMU's arguments without argv[0].  Every other argument, including
+ * thread-context objects, stays as it was and in order.  Legacy -mem-path and
+ * -numa node,mem= are refused.
+ */
+gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
+		      WrapResolveFn resolve, gpointer data, WrapResult *out, GError **error);
+void wrap_result_clear(WrapResult *r);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
+
+/* the configured mounts: the first <mount>/<uuid> directory that exists */
+gboolean wrap_resolve_config(const char *uuid, gpointer cfg, WrapTarget *out, GError **error);
+
+#endif
