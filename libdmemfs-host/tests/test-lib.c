@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* libdmemfs-host: page sizes, nodesets, config, sysfs stats, files. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <numaif.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_pagesize(void)
+{
+	guint64 v = 0;
+
+	g_assert_true(dmem_pagesize_parse("4K", &v));
+	g_assert_cmpuint(v, ==, 4096);
+	g_assert_true(dmem_pagesize_parse("2M", &v));
+	g_assert_cmpuint(v, ==, 2097152);
+	g_assert_true(dmem_pagesize_parse("1G", &v));
+	g_assert_cmpuint(v, ==, 1073741824);
+	g_assert_false(dmem_pagesize_parse("2m", &v));
+	g_assert_false(dmem_pagesize_parse("8K", &v));
+	g_assert_false(dmem_pagesize_parse("", &v));
+	g_assert_cmpstr(dmem_pagesize_name(1ULL << 30), ==, "1G");
+	g_assert_null(dmem_pagesize_name(12345));
+}
+
+static char *ns_str(const char *in)
+{
+	DmemNodeset s;
+	g_autoptr(GError) e = NULL;
+
+	if (!dmem_nodeset_parse(in, &s, &e))
+		return g_strdup("ERR");
+	return dmem_nodeset_format(&s);
+}
+
+/* libvirt 9.0 virBitmapParse semantics (checked with virsh: "^2-3" fails) */
+static void test_nodeset(void)
+{
+	const struct { const char *in, *out; } cases[] = {
+		{ "0", "0" },
+		{ "0-3", "0-3" },
+		{ "0-3,^2", "0-1,3" },
+		{ "0-3,^0,^3", "1-2" },
+		{ "^2,0-3", "0-3" },          /* applied left to right */
+		{ " 1 , 3 - 4 ", "1,3-4" },   /* spaces around items */
+		{ "5,2,2", "2,5" },
+		{ "1023", "1023" },
+		{ "0,^5000", "0" },           /* clearing beyond the mask is ignored */
+		{ "1024", "ERR" },            /* VIR_DOMAIN_CPUMASK_LEN */
+		{ "0-3,^2-3", "ERR" },        /* no negated ranges */
+		{ "3-1", "ERR" },
+		{ "0,^0", "ERR" },            /* empty result */
+		{ "", "ERR" },
+		{ "a", "ERR" },
+		{ "1,", "1" },                /* libvirt accepts a trailing comma */
+		{ "-1", "ERR" },
+		{ "1;2", "ERR" },
+		{ "99999999999", "ERR" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *got = ns_str(cases[i].in);
+
+		g_assert_cmpstr(got, ==, cases[i].out);
+	}
+}
+
+static void test_uuid_and_ids(void)
+{
+	g_autofree char *u = dmem_uuid_normalize("8F6D3C2A-1B4E-4C5D-9A7F-0E1D2C3B4A59");
+
+	g_assert_cmpstr(u, ==, "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59");
+	g_assert_null(dmem_uuid_normalize("../../etc/passwd"));
+	g_assert_null(dmem_uuid_normalize("8f6d3c2a1b4e4c5d9a7f0e1d2c3b4a59"));
+	g_assert_true(dmem_backend_id_valid("ram-node0"));
+	g_assert_true(dmem_backend_id_valid("pc.ram"));
+	g_assert_true(dmem_backend_id_valid("memua-extra_1"));
+	g_assert_false(dmem_backend_id_valid(".."));
+	g_assert_false(dmem_backend_id_valid("a/b"));
+	g_assert_false(dmem_backend_id_valid(""));
+	g_assert_false(dmem_backend_id_valid(NULL));
+}
+
+static void test_config_defaults(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemConfig) c = dmem_config_load_file("/nonexistent/dmemfs-host.conf", FALSE, &e);
+
+	g_assert_no_error(e);
+	g_assert_cmpstr(c->qemu_binary, ==, "/usr/bin/qemu-system-x86_64");
+	g_assert_cmpstr(c->qemu_user, ==, "libvirt-qemu");
+	g_assert_cmpstr(c->sysfs_root, ==, "/sys/kernel/mm/dmem");
+	g_assert_cmpstr(g_ptr_array_index(c->mounts[1], 0), ==, "/run/dmemfs/2M");
+	g_assert_cmpuint(c->default_pagesize, ==, 2 << 20);
+}
+
+static void test_config_file_and_env(void)
+{
+	g_autoptr(TestTree) t = test_tree_new("/opt/qemu/bin/qemu-system-x86_64");
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemConfig) c = NULL;
+	g_autofree char *p = g_build_filename(t->dir, "multi.conf", NULL);
+	const char *m;
+
+	g_assert_cmpstr(t->cfg->qemu_binary, ==, "/opt/qemu/bin/qemu-system-x86_64");
+	g_assert_cmpstr(t->cfg->sysfs_root, ==, t->sysfs);
+	g_assert_true(g_file_set_contents(p,
+		"[mounts]\n2M=/mnt/a/;/mnt/b\n[qemu]\nuser=qemu\n[wrapper]\ndefault_pagesize=1G\n",
+		-1, NULL));
+	g_setenv("DMEMFS_SYSFS_ROOT", "/tmp/fake-sysfs", TRUE);
+	g_setenv("DMEMFS_MOUNT_1G", "/tmp/one-g", TRUE);
+	c = dmem_config_load_file(p, TRUE, &e);
+	g_unsetenv("DMEMFS_SYSFS_ROOT");
+	g_unsetenv("DMEMFS_MOUNT_1G");
+	g_assert_no_error(e);
+	g_assert_cmpuint(c->mounts[1]->len, ==, 2);
+	g_assert_cmpstr(g_ptr_array_index(c->mounts[1], 0), ==, "/mnt/a");
+	g_assert_cmpstr(c->sysfs_root, ==, "/tmp/fake-sysfs");
+	g_assert_cmpstr(g_ptr_array_index(c->mounts[2], 0), ==, "/tmp/one-g");
+	g_assert_cmpuint(c->default_pagesize, ==, 1 << 30);
+	/* the XML may only pick a configured mount */
+	m = dmem_config_mount(c, 2 << 20, NULL, &e);
+	g_assert_cmpstr(m, ==, "/mnt/a");
+	m = dmem_config_mount(c, 2 << 20, "/mnt/b/./", &e);
+	g_assert_cmpstr(m, ==, "/mnt/b");
+	m = dmem_config_mount(c, 2 << 20, "/mnt/a/../../etc", &e);
+	g_assert_null(m);
+	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_FAILED);
+	g_clear_error(&e);
+	m = dmem_config_mount(c, 2 << 20, "relative", &e);
+	g_assert_null(m);
+}
+
+static void test_config_errors(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *bad[] = {
+		"[mounts]\n2M=relative/path\n",
+		"[qemu]\nbinary=qemu-system-x86_64\n",
+		"[wrapper]\ndefault_pagesize=3M\n",
+		"this is not a key file\n",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *p = g_strdup_printf("%s/bad%u.conf", t->dir, i);
+		g_autoptr(GError) e = NULL;
+		g_autoptr(DmemConfig) c = NULL;
+
+		g_assert_true(g_file_set_contents(p, bad[i], -1, NULL));
+		c = dmem_config_load_file(p, FALSE, &e);
+		g_assert_null(c);
+		g_assert_nonnull(e);
+		g_assert_nonnull(strstr(e->message, p));
+	}
+}
+
+static void test_config_qemu_ids(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(GError) e = NULL;
+	uid_t u;
+	gid_t g;
+
+	g_assert_true(dmem_config_qemu_ids(t->cfg, &u, &g, &e));
+	g_assert_cmpuint(u, ==, getuid());
+	g_assert_cmpuint(g, ==, getgid());
+	g_free(t->cfg->qemu_user);
+	t->cfg->qemu_user = g_strdup("no-such-user-dmemfs");
+	g_assert_false(dmem_config_qemu_ids(t->cfg, &u, &g, &e));
+	g_assert_nonnull(strstr(e->message, "no-such-user-dmemfs"));
+}
+
+static void test_stats(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(GArray) s = NULL;
+	g_autofree char *junk = g_build_filename(t->sysfs, "nodeX", NULL);
+	g_autofree char *bad = NULL;
+
+	test_tree_set_node(t, 1, 8ULL << 30, 6ULL << 30);
+	test_tree_set_node(t, 0, 4ULL << 30, 1ULL << 30);
+	g_mkdir(junk, 0755); /* ignored */
+	s = dmem_stats_read(t->sysfs, &e);
+	g_assert_no_error(e);
+	g_assert_cmpuint(s->len, ==, 2);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).node, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).used_bytes, ==, 2ULL << 30);
+	g_assert_cmpuint(dmem_stats_free(s, 1), ==, 6ULL << 30);
+	g_assert_cmpuint(dmem_stats_free(s, 7), ==, 0);
+	g_clear_pointer(&s, g_array_unref);
+
+	bad = g_build_filename(t->sysfs, "node0", "free_bytes", NULL);
+	g_assert_true(g_file_set_contents(bad, "12abc\n", -1, NULL));
+	s = dmem_stats_read(t->sysfs, &e);
+	g_assert_null(s);
+	g_assert_nonnull(strstr(e->message, "not a byte count"));
+	g_clear_error(&e);
+	s = dmem_stats_read("/nonexistent/dmem", &e);
+	g_assert_null(s);
+	g_assert_nonnull(e);
+}
+
+static guint fake_calls;
+static guint fake_fail_at; /* 1-based call that fails, 0 = never */
+
+static gboolean fake_check(int dirfd, guint64 pagesize, GError **error)
+{
+	(void)dirfd; (void)pagesize; (void)error;
+	return TRUE;
+}
+
+static gboolean fake_prealloc(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
+			      GError **error)
+{
+	struct stat st;
+
+	(void)pagesize; (void)pol;
+	fake_calls++;
+	g_assert_true(fstat(fd, &st) == 0 && (guint64)st.st_size == size);
+	if (fake_calls == fake_fail_at) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_NO_SPACE, "fake: out of dpages");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static const DmemfsOps fake_ops = { fake_check, fake_prealloc };
+
+static void test_create_file(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(GError) e = NULL;
+	DmemPolicy pol = { DMEM_POLICY_BIND, { { 1 } } };
+	int dfd = open(t->mounts[1], O_RDONLY | O_DIRECTORY);
+	g_autofree char *p = g_build_filename(t->mounts[1], "f", NULL);
+	g_autofree char *link = g_build_filename(t->mounts[1], "l", NULL);
+	struct stat st;
+
+	fake_calls = 0;
+	fake_fail_at = 0;
+	umask(022);
+	g_assert_true(dmem_create_file(dfd, "f", 4 << 20, 2 << 20, &pol, getuid(), getgid(),
+				       &fake_ops, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(stat(p, &st), ==, 0);
+	g_assert_cmpuint(st.st_size, ==, 4 << 20);
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpuint(st.st_uid, ==, getuid());
+	/* O_EXCL: never reuses an existing file */
+	g_assert_false(dmem_create_file(dfd, "f", 4 << 20, 2 << 20, &pol, getuid(), getgid(),
+					&fake_ops, &e));
+	g_clear_error(&e);
+	/* a failing preallocation leaves nothing */
+	fake_fail_at = 2;
+	g_assert_false(dmem_create_file(dfd, "g", 2 << 20, 2 << 20, &pol, getuid(), getgid(),
+					&fake_ops, &e));
+	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_NO_SPACE);
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 1);
+	/* a planted symlink is not followed */
+	g_clear_error(&e);
+	g_assert_cmpint(symlink("/tmp/dmemfs-should-not-exist", link), ==, 0);
+	g_assert_false(dmem_create_file(dfd, "l", 2 << 20, 2 << 20, &pol, getuid(), getgid(),
+					&fake_ops, &e));
+	g_assert_false(g_file_test("/tmp/dmemfs-should-not-exist", G_FILE_TEST_EXISTS));
+	close(dfd);
+}
+
+static void test_remove_domain_dir(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(GError) e = NULL;
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autofree char *d = g_build_filename(t->mounts[0], u, NULL);
+	g_autofree char *f = g_build_filename(d, "ram-node0", NULL);
+	int mfd = open(t->mounts[0], O_RDONLY | O_DIRECTORY);
+
+	g_assert_true(dmem_remove_domain_dir(mfd, u, &e)); /* absent: fine */
+	g_mkdir(d, 0700);
+	g_assert_true(g_file_set_contents(f, "x", 1, NULL));
+	g_chmod(d, 0710);
+	g_assert_true(dmem_remove_domain_dir(mfd, u, &e));
+	g_assert_no_error(e);
+	g_assert_false(g_file_test(d, G_FILE_TEST_EXISTS));
+	g_assert_true(dmem_remove_domain_dir(mfd, u, &e)); /* again */
+	close(mfd);
+}
+
+/* the populate fallback, for real, on a tmpfs file: mmap + mbind + touch */
+static void test_populate_tmpfs(void)
+{
+	char path[] = "/dev/shm/dmemfs-populate-XXXXXX";
+	g_autoptr(GError) e = NULL;
+	DmemPolicy none = { 0 }, bind = { DMEM_POLICY_BIND, { { 0 } } };
+	unsigned long mask[DMEM_MAX_NODES / 64], maxnode;
+	struct stat st;
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		g_test_skip("no /dev/shm");
+		return;
+	}
+	unlink(path);
+	g_assert_cmpint(ftruncate(fd, 8 << 20), ==, 0);
+	g_assert_true(dmem_populate(fd, 8 << 20, 2 << 20, &none, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(fstat(fd, &st), ==, 0);
+	g_assert_cmpuint((guint64)st.st_blocks * 512, >=, 8 << 20); /* pages allocated */
+	dmem_nodeset_set(&bind.nodes, 0);
+	g_assert_cmpint(dmem_policy_to_mpol(&bind, mask, &maxnode), ==, MPOL_BIND);
+	g_assert_cmpuint(mask[0], ==, 1);
+	g_assert_cmpuint(maxnode, ==, DMEM_MAX_NODES + 1);
+	g_assert_true(dmem_populate(fd, 8 << 20, 4096, &bind, &e));
+	g_assert_no_error(e);
+	/* the real preallocate: tmpfs supports fallocate */
+	g_assert_true(dmemfs_real_preallocate(fd, 8 << 20, 4096, &bind, &e));
+	g_assert_no_error(e);
+	/* and the real fs check refuses tmpfs */
+	g_assert_false(dmemfs_real_check_fs(fd, 4096, &e));
+	g_assert_nonnull(strstr(e->message, "not a dmemfs"));
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_set_nonfatal_assertions();
+	g_test_add_func("/lib/pagesize", test_pagesize);
+	g_test_add_func("/lib/nodeset-libvirt-syntax", test_nodeset);
+	g_test_add_func("/lib/uuid-and-backend-ids", test_uuid_and_ids);
+	g_test_add_func("/lib/config/defaults", test_config_defaults);
+	g_test_add_func("/lib/config/file-and-env", test_config_file_and_env);
+	g_test_add_func("/lib/config/errors", test_config_errors);
+	g_test_add_func("/lib/config/qemu-ids", test_config_qemu_ids);
+	g_test_add_func("/lib/stats/fake-sysfs", test_stats);
+	g_test_add_func("/lib/file/create-0600-excl-nofollow", test_create_file);
+	g_test_add_func("/lib/file/remove-domain-dir", test_remove_domain_dir);
+	g_test_add_func("/lib/file/populate-tmpfs", test_populate_tmpfs);
+	return g_test_run();
+}

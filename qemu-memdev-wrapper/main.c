@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * qemu-memdev-wrapper: libvirt <emulator> that puts guest RAM on dmemfs.
+ *
+ *   qemu-memdev-wrapper QEMU-ARGS...            rewrite, then execv the real QEMU
+ *   qemu-memdev-wrapper --dry-run QEMU-ARGS...  print the argv, one per line
+ *
+ * Runs as the qemu user inside libvirt's namespace and cgroup; execv keeps
+ * the PID libvirt recorded.
+ */
+#include "rewrite.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+	const DmemConfig *cfg;
+	gboolean dry_run;
+} Ctx;
+
+/* dry run: no prepared directory is fine, use the default page size's mount */
+static gboolean resolve(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+{
+	Ctx *c = data;
+	int i;
+
+	if (wrap_resolve_config(uuid, (gpointer)c->cfg, out, c->dry_run ? NULL : error))
+		return TRUE;
+	if (!c->dry_run)
+		return FALSE;
+	i = dmem_pagesize_index(c->cfg->default_pagesize);
+	if (c->cfg->mounts[i]->len == 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "no %s mount configured",
+			    dmem_pagesize_name(c->cfg->default_pagesize));
+		return FALSE;
+	}
+	out->domain_dir = g_build_filename(g_ptr_array_index(c->cfg->mounts[i], 0), uuid, NULL);
+	out->pagesize = c->cfg->default_pagesize;
+	return TRUE;
+}
+
+static int fail(const char *msg)
+{
+	fprintf(stderr, "qemu-memdev-wrapper: %s\n", msg);
+	return 1;
+}
+
+static gboolean same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemConfig) cfg = NULL;
+	g_auto(WrapResult) res = { 0 };
+	Ctx ctx = { 0 };
+	int first = 1;
+
+	if (argc >= 2 && !strcmp(argv[1], "--dry-run")) {
+		ctx.dry_run = TRUE;
+		first = 2;
+	}
+	cfg = dmem_config_load(&e);
+	if (!cfg)
+		return fail(e->message);
+	ctx.cfg = cfg;
+	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
+		return fail(e->message);
+
+	if (ctx.dry_run) {
+		for (guint i = 0; i + 1 < res.argv->len; i++)
+			printf("%s\n", (char *)g_ptr_array_index(res.argv, i));
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	if (same_file(cfg->qemu_binary, "/proc/self/exe"))
+		return fail("[qemu] binary points at the wrapper itself");
+	for (guint i = 0; i < res.files->len; i++) {
+		const char *p = g_ptr_array_index(res.files, i);
+		struct stat st;
+		int err = lstat(p, &st) < 0 ? errno : 0;
+
+		/* QEMU would create a missing file itself, outside admission control */
+		if (err || !S_ISREG(st.st_mode)) {
+			g_autofree char *m = g_strdup_printf(
+				"%s: %s (did the dmemfs hook prepare this domain?)", p,
+				err ? g_strerror(err) : "not a regular file");
+			return fail(m);
+		}
+	}
+	execv(cfg->qemu_binary, (char **)res.argv->pdata);
+	{
+		g_autofree char *m = g_strdup_printf("exec %s: %s", cfg->qemu_binary,
+						     g_strerror(errno));
+		return fail(m);
+	}
+}

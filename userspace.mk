@@ -1,0 +1,140 @@
+# userspace.mk: dmemfs-hook, qemu-memdev-wrapper and libdmemfs-host.
+# Included by the top-level Makefile (TOP, BUILD, RESULTS come from there).
+#
+#   make userspace     build/bin/dmemfs-hook, build/bin/qemu-memdev-wrapper
+#   make unit          unit tests, human-readable
+#   make test-unit     unit tests as PASS:/FAIL: lines in $(RESULTS)/unit.results
+#   make fuzz          libFuzzer runs, FUZZ_TIME seconds each (default 30)
+#   make install       PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc)
+
+TOP     ?= $(abspath .)
+BUILD   ?= $(TOP)/build
+RESULTS ?= $(BUILD)/results
+
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+FUZZ_TIME  ?= 30
+CC         ?= cc
+FUZZ_CC    ?= clang
+
+US_OBJ  := $(BUILD)/obj/userspace
+US_BIN  := $(BUILD)/bin
+US_PKGS := glib-2.0 libxml-2.0 json-glib-1.0
+US_PKG_CFLAGS = $(shell pkg-config --cflags $(US_PKGS))
+US_PKG_LIBS   = $(shell pkg-config --libs $(US_PKGS)) -lnuma
+US_INC   := -I$(TOP)/libdmemfs-host -I$(TOP)/libvirt-hook -I$(TOP)/qemu-memdev-wrapper
+US_DEFS  := -D_GNU_SOURCE -DSYSCONFDIR='"$(SYSCONFDIR)"' -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74
+US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
+
+US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/*.c)
+US_HOOK_SRC := $(TOP)/libvirt-hook/plan.c $(TOP)/libvirt-hook/admission.c $(TOP)/libvirt-hook/hook.c
+US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c
+US_TESTS    := test-lib test-hook test-wrapper
+
+us_obj = $(patsubst $(TOP)/%.c,$(US_OBJ)/%.o,$(1))
+
+US_LIB_A  := $(US_OBJ)/libdmemfs-host.a
+US_HOOK_A := $(US_OBJ)/libvirt-hook.a
+US_WRAP_A := $(US_OBJ)/qemu-memdev-wrapper.a
+US_TEST_BINS := $(addprefix $(US_OBJ)/tests/,$(US_TESTS))
+
+.PHONY: userspace unit fuzz install test-unit
+.PRECIOUS: $(US_OBJ)/tests/%.o
+TEST_STEPS += test-unit
+
+userspace: $(US_BIN)/dmemfs-hook $(US_BIN)/qemu-memdev-wrapper
+
+$(US_OBJ)/%.o: $(TOP)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) -c $< -o $@
+
+$(US_LIB_A): $(call us_obj,$(US_LIB_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(US_HOOK_A): $(call us_obj,$(US_HOOK_SRC))
+	@rm -f $@; ar rcs $@ $^
+$(US_WRAP_A): $(call us_obj,$(US_WRAP_SRC))
+	@rm -f $@; ar rcs $@ $^
+
+$(US_BIN)/dmemfs-hook: $(call us_obj,$(TOP)/libvirt-hook/main.c) $(US_HOOK_A) $(US_LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(US_PKG_LIBS)
+
+$(US_BIN)/qemu-memdev-wrapper: $(call us_obj,$(TOP)/qemu-memdev-wrapper/main.c) $(US_WRAP_A) $(US_LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(US_PKG_LIBS)
+
+# ---- unit tests -----------------------------------------------------------
+US_TEST_DEFS = $(shell pkg-config --cflags gio-2.0) -DTEST_TOP='"$(TOP)"' -DTEST_BINDIR='"$(US_BIN)"'
+
+$(US_OBJ)/tests/%.o: $(TOP)/libdmemfs-host/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+$(US_OBJ)/tests/%.o: $(TOP)/libvirt-hook/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+$(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+
+$(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_HOOK_A) $(US_WRAP_A) $(US_LIB_A)
+	$(CC) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
+
+unit: userspace $(US_TEST_BINS)
+	@rc=0; for t in $(US_TEST_BINS); do \
+	  echo "== $$(basename $$t)"; $$t || rc=1; done; \
+	if [ $$rc = 0 ]; then echo "unit: all tests passed"; else echo "unit: FAILURES"; fi; exit $$rc
+
+# One PASS:/FAIL: line per test case; never stops make.
+test-unit:
+	@mkdir -p $(RESULTS); out=$(RESULTS)/unit.results; : > $$out; \
+	if ! $(MAKE) --no-print-directory userspace $(US_TEST_BINS) > $(BUILD)/unit-build.log 2>&1; then \
+	  echo "FAIL: unit: build failed (build/unit-build.log)" >> $$out; \
+	else for t in $(US_TEST_BINS); do \
+	  $$t --tap 2>&1 | awk -v prog=$$(basename $$t) -f $(TOP)/libdmemfs-host/tests/tap-results.awk >> $$out; \
+	done; fi; \
+	grep -q . $$out || echo "FAIL: unit: no results" >> $$out; true
+
+# ---- fuzzing ----------------------------------------------------------------
+US_FUZZ     := $(BUILD)/fuzz
+US_FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	$(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
+
+$(US_FUZZ)/fuzz-plan: $(TOP)/libvirt-hook/fuzz/fuzz-plan.c $(US_LIB_SRC) $(US_HOOK_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(US_FUZZ_FLAGS) -o $@ $^ $(US_PKG_LIBS)
+$(US_FUZZ)/fuzz-rewrite: $(TOP)/qemu-memdev-wrapper/fuzz/fuzz-rewrite.c $(US_LIB_SRC) $(US_WRAP_SRC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(US_FUZZ_FLAGS) -o $@ $^ $(US_PKG_LIBS)
+
+fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite
+	@rm -rf $(US_FUZZ)/corpus-plan $(US_FUZZ)/corpus-rewrite
+	@mkdir -p $(US_FUZZ)/corpus-plan $(US_FUZZ)/corpus-rewrite $(US_FUZZ)/artifacts
+	@cp $(TOP)/libvirt-hook/tests/fixtures/*.xml $(US_FUZZ)/corpus-plan/
+	@cp $(TOP)/qemu-memdev-wrapper/tests/fixtures/*.args $(US_FUZZ)/corpus-rewrite/
+	@rc=0; for f in plan rewrite; do \
+	  echo "== fuzz-$$f ($(FUZZ_TIME) s)"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(US_FUZZ)/fuzz-$$f -max_total_time=$(FUZZ_TIME) -max_len=16384 \
+	    -dict=$(TOP)/$$( [ $$f = plan ] && echo libvirt-hook || echo qemu-memdev-wrapper)/fuzz/$$f.dict \
+	    -artifact_prefix=$(US_FUZZ)/artifacts/$$f- $(US_FUZZ)/corpus-$$f > $(US_FUZZ)/$$f.log 2>&1 \
+	    || { rc=1; echo "fuzz-$$f: FAILED, see $(US_FUZZ)/$$f.log"; }; \
+	  grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs)' $(US_FUZZ)/$$f.log | tail -2; \
+	done; exit $$rc
+
+# ---- install ----------------------------------------------------------------
+US_AA_LOCAL := $(DESTDIR)/etc/apparmor.d/local/abstractions
+
+install: userspace
+	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)/etc/libvirt/hooks/qemu.d/dmemfs
+	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(PREFIX)/sbin/dmemfs-hook
+	install -D -m 0755 $(US_BIN)/qemu-memdev-wrapper $(DESTDIR)$(PREFIX)/bin/qemu-memdev-wrapper
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf ]; then \
+	  echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf"; \
+	else install -D -m 0644 $(TOP)/libdmemfs-host/dmemfs-host.conf $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf; fi
+	install -D -m 0644 $(TOP)/libvirt-hook/dmemfs-hook.8 $(DESTDIR)$(PREFIX)/share/man/man8/dmemfs-hook.8
+	install -D -m 0644 $(TOP)/qemu-memdev-wrapper/qemu-memdev-wrapper.8 $(DESTDIR)$(PREFIX)/share/man/man8/qemu-memdev-wrapper.8
+	install -D -m 0644 $(TOP)/libdmemfs-host/dmemfs-host.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/dmemfs-host.conf.5
+	install -D -m 0644 $(TOP)/qemu-memdev-wrapper/apparmor-dmemfs-host $(US_AA_LOCAL)/dmemfs-host
+	@grep -qs '^#include <local/abstractions/dmemfs-host>' $(US_AA_LOCAL)/libvirt-qemu || \
+	  echo '#include <local/abstractions/dmemfs-host>' >> $(US_AA_LOCAL)/libvirt-qemu
+
+-include $(shell find $(US_OBJ) -name '*.d' 2>/dev/null)
