@@ -42,14 +42,20 @@ test-checkpatch: tree
 	  echo "FAIL: checkpatch: script error" >> $(RESULTS)/checkpatch.results
 
 test-kernel: deps
-	@if kernel/build.sh; then echo "PASS: kernel: series applies and bzImage builds" ; \
-	  else echo "FAIL: kernel: build failed (build/kernel-build.log)"; fi > $(RESULTS)/kernel.results
+	@if kernel/build.sh >&2; then echo "PASS: kernel: series applies and bzImage builds"; \
+	  else echo "FAIL: kernel: series does not apply or build (build/kernel-build.log)"; \
+	  fi > $(RESULTS)/kernel.results
 
 test:
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -k test-steps; true
 	@scripts/summarize.sh $(RESULTS)
+
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory kernel userspace capacity guest
+	@scripts/demo.sh
 
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/results $(BUILD)/guest
