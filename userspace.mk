@@ -64,7 +64,7 @@ $(US_BIN)/qemu-memdev-wrapper: $(call us_obj,$(TOP)/qemu-memdev-wrapper/main.c) 
 	$(CC) -o $@ $^ $(US_PKG_LIBS)
 
 # ---- unit tests -----------------------------------------------------------
-US_TEST_DEFS = $(shell pkg-config --cflags gio-2.0) -DTEST_TOP='"$(TOP)"' -DTEST_BINDIR='"$(US_BIN)"'
+US_TEST_DEFS = -I$(TOP)/libdmemfs-host/tests $(shell pkg-config --cflags gio-2.0) -DTEST_TOP='"$(TOP)"' -DTEST_BINDIR='"$(US_BIN)"'
 
 $(US_OBJ)/tests/%.o: $(TOP)/libdmemfs-host/tests/%.c
 	@mkdir -p $(dir $@)

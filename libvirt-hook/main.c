@@ -18,7 +18,8 @@
 
 static int die(const char *uuid, const char *msg)
 {
-	if (uuid)
+	/* a message that already starts with "domain <uuid>" gets no second prefix */
+	if (uuid && !(g_str_has_prefix(msg, "domain ") && !strncmp(msg + 7, uuid, strlen(uuid))))
 		fprintf(stderr, "dmemfs-hook: domain %s: %s\n", uuid, msg);
 	else
 		fprintf(stderr, "dmemfs-hook: %s\n", msg);

@@ -5,8 +5,8 @@
 #   make nested   build what is missing, boot L1, print the results
 #   make test     runs test-nested: $(RESULTS)/nested.results
 #
-# Knobs (environment, see nested-test/run-l1.sh): DMEM (default 1G:1G per
-# node), L1_NODE_MEM (3G), L1_SMP (2), ACCEL (auto|kvm|tcg), L1_TIMEOUT (s).
+# Knobs (environment, see nested-test/run-l1.sh): DMEM (default 2G:1G per
+# node), L1_NODE_MEM (5G), L1_SMP (2), ACCEL (auto|kvm|tcg), L1_TIMEOUT (s).
 
 GUEST            ?= $(BUILD)/guest
 HARNESS_DIR      := $(BUILD)/linux/tools/testing/selftests
@@ -21,10 +21,10 @@ guest: $(DMEMFS_TEST)
 $(HARNESS_DIR)/kselftest_harness.h:
 	@$(TOP)/kernel/build.sh tree
 
-$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(HARNESS_DIR)/kselftest_harness.h
+$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(HARNESS_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
-	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
+	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
 
 nested: kernel guest
 	@mkdir -p $(RESULTS)

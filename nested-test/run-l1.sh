@@ -14,8 +14,9 @@
 # ttyS0 = console log, ttyS1 = results channel (no printk on it).
 #
 # Settings (environment): NESTED_BLOCKED (a reason: boot nothing, fail all),
-# KERNEL INITRD DMEM L1_NODE_MEM L1_SMP ACCEL
-# (auto|kvm|tcg) KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_TIMEOUT L1_SCRIPT.
+# KERNEL INITRD DMEM L1_APPEND L1_NODE_MEM L1_SMP ACCEL
+# (auto|kvm|tcg) KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_TIMEOUT L1_POWEROFF_GRACE
+# L1_SCRIPT.
 # The script always exits 0 once results are written; hangs end in FAIL.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,13 +26,23 @@ RESULTS=${RESULTS:-$BUILD/results}
 KERNEL=${KERNEL:-$BUILD/bzImage}
 INITRD=${INITRD:-$BUILD/guest/initramfs.cpio.gz}
 TESTBIN=${TESTBIN:-$BUILD/guest/dmemfs_test}
-DMEM=${DMEM:-1G:1G}
-L1_NODE_MEM=${L1_NODE_MEM:-3G}
+DMEM=${DMEM-2G:1G} # per node; empty: no dmem= at all
+# 5G a node with 2G of dmem (1G-aligned) on each: on q35 node 0 is 0-2G +
+# 4G-7G and node 1 7G-12G, so 2 aligned GiB stay free below the NODE_DATA the
+# kernel puts at the top of each node (3G nodes leave node 0 without any),
+# 2 GiB a node let the 1G-page checks of the other parts run, and L1 keeps
+# 6G of normal memory.
+L1_NODE_MEM=${L1_NODE_MEM:-5G}
 L1_SMP=${L1_SMP:-2}
 ACCEL=${ACCEL:-auto}
 KVM_PROBE_TIMEOUT=${KVM_PROBE_TIMEOUT:-15}
 L1_BASE_TIMEOUT=${L1_BASE_TIMEOUT:-240}
 L1_TIMEOUT=${L1_TIMEOUT:-900}
+L1_POWEROFF_GRACE=${L1_POWEROFF_GRACE:-30}
+# nokaslr: a randomly placed kernel image can sit in a 1G-aligned GiB that
+# dmem= would take, and the reservation then falls short in some boots (seen:
+# node 0 got 1 of 2 GiB).  The test VM wants the same layout every boot.
+L1_APPEND=${L1_APPEND-nokaslr}
 L1_SCRIPT=${L1_SCRIPT:-$TOP/nested-test/l1-trunk.sh}
 QEMU=${QEMU:-qemu-system-x86_64}
 out=$RESULTS/nested.results
@@ -63,6 +74,8 @@ expected+=(l1.dmesg-clean)
 # fail_all REASON: one FAIL per expected result, plus the boot itself
 fail_all() {
 	add "FAIL: nested.l1-boot: $1"
+	add "FAIL: nested.l1-poweroff: not run ($1)"
+	add "FAIL: nested.console-clean: not run ($1)"
 	local e
 	for e in "${expected[@]}"; do add "FAIL: $e: not run ($1)"; done
 	finish
@@ -90,12 +103,13 @@ node_mib=$((node_mib >> 20))
 # results channel in $work/NAME-results.log.
 boot_l1() {
 	local name=$1 tmo=$2 accel=$3 append=$4 con=$work/$1-console.log res=$work/$1-results.log
-	local start=$SECONDS pid
+	local start=$SECONDS pid done_at=
 	rm -f "$con" "$res"
 	: > "$con"; : > "$res"
 	say "booting L1 ($name, $accel, timeout ${tmo}s)"
 	# shellcheck disable=SC2086
-	timeout -k 5 "$tmo" "$QEMU" -machine q35 $accel -smp "$L1_SMP" -m "$((2 * node_mib))M" \
+	timeout -k 5 "$tmo" "$QEMU" -machine q35 $accel \
+		-smp "$L1_SMP,sockets=$L1_SMP,cores=1,threads=1" -m "$((2 * node_mib))M" \
 		"${numa[@]}" -nodefaults -display none -no-reboot -no-user-config \
 		-kernel "$KERNEL" -initrd "$INITRD" -append "$append" \
 		-chardev "file,id=con,path=$(esc "$con")" -serial chardev:con \
@@ -104,10 +118,20 @@ boot_l1() {
 		> "$work/$name-qemu.log" 2>&1 < /dev/null &
 	pid=$!
 	boot_secs=
+	powered_off=1
 	while kill -0 "$pid" 2> /dev/null; do
 		if [ -z "$boot_secs" ] && grep -q 'l1-init: running' "$con"; then
 			boot_secs=$((SECONDS - start))
 			say "L1 ($name) reached its test script after ${boot_secs}s"
+		fi
+		# Results are in: give the power-off $L1_POWEROFF_GRACE seconds.
+		if [ -z "$done_at" ] && grep -q '^L1-DONE' "$res"; then
+			done_at=$SECONDS
+		elif [ -n "$done_at" ] && [ $((SECONDS - done_at)) -gt "$L1_POWEROFF_GRACE" ]; then
+			say "L1 ($name) did not power off ${L1_POWEROFF_GRACE}s after its results; stopping it"
+			powered_off=
+			kill "$pid"
+			break
 		fi
 		sleep 0.5
 	done
@@ -157,7 +181,7 @@ if [ "${1:-}" = --probe ]; then
 fi
 add "# accelerator: $accel ($probe_why)"
 
-common="console=ttyS0 panic=-1 l1.top=$TOP l1.script=$L1_SCRIPT"
+common="console=ttyS0 panic=-1 $L1_APPEND l1.top=$TOP l1.script=$L1_SCRIPT"
 
 # ---- boot 1: no dmem=, memory accounting only
 boot_l1 base "$L1_BASE_TIMEOUT" "$accel" "$common l1.args=--meminfo-only"
@@ -170,7 +194,7 @@ if [ -z "$base" ]; then
 fi
 
 # ---- boot 2: dmem=, all trunk checks
-boot_l1 test "$L1_TIMEOUT" "$accel" "$common dmem=$DMEM l1.args=--build=$BUILD,--base=$base"
+boot_l1 test "$L1_TIMEOUT" "$accel" "$common ${DMEM:+dmem=$DMEM} l1.args=--build=$BUILD,--base=$base"
 cp "$work/test-console.log" "$RESULTS/l1-console.log"
 add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
 mapfile -t got < <(results_of test)
@@ -184,6 +208,11 @@ for l in "${got[@]}"; do
 done
 if [ -n "$done" ]; then
 	add "PASS: nested.l1-boot"
+	if [ -n "$powered_off" ]; then
+		add "PASS: nested.l1-poweroff"
+	else
+		add "FAIL: nested.l1-poweroff: no power-off ${L1_POWEROFF_GRACE}s after the results; last console line: $(last_console test)"
+	fi
 	why="missing from the results channel"
 else
 	if [ "$boot_rc" -eq 124 ] || [ "$boot_rc" -eq 137 ]; then
@@ -192,6 +221,7 @@ else
 		why="L1 stopped before the end (rc $boot_rc)"
 	fi
 	add "FAIL: nested.l1-boot: $why; last console line: $(last_console test)"
+	add "FAIL: nested.l1-poweroff: not reached ($why)"
 fi
 for e in "${expected[@]}"; do
 	printf '%s\n' "${got[@]}" | grep -Eq "^(PASS|FAIL): $(printf '%s' "$e" | sed 's/[.[\*^$/]/\\&/g')(:|\$)" ||

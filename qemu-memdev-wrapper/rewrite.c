@@ -229,16 +229,17 @@ static char *json_rewrite(JsonObject *in, const char *type, const char *path, gu
 	g_autoptr(JsonObject) out = json_object_new();
 	g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
 	g_autoptr(JsonGenerator) gen = json_generator_new();
-	JsonObjectIter it;
-	const char *key;
-	JsonNode *val;
+	/* json_object_get_members() keeps the input order, json_object_iter does not */
+	g_autoptr(GList) members = json_object_get_members(in);
 
-	json_object_iter_init(&it, in);
-	while (json_object_iter_next(&it, &key, &val)) {
+	for (GList *l = members; l; l = l->next) {
+		const char *key = l->data;
+
 		if (!strcmp(key, "qom-type"))
 			json_object_set_string_member(out, key, "memory-backend-file");
 		else if (!is_dropped(key))
-			json_object_set_member(out, key, json_node_copy(val));
+			json_object_set_member(out, key,
+					       json_node_copy(json_object_get_member(in, key)));
 	}
 	json_object_set_string_member(out, "mem-path", path);
 	json_object_set_boolean_member(out, "share", TRUE);

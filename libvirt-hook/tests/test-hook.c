@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * dmemfs-hook: plans on libvirt 9.0 domain XMLs (cross-checked against the
+ * argv real libvirt 9.0 generated for the same XML), admission control,
+ * prepare / release / reconnect against a temporary directory, and the CLI.
+ */
+#include "hook.h"
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIX "libvirt-hook/tests/fixtures/"
+#define GiB (1ULL << 30)
+#define MiB (1ULL << 20)
+
+static DomainPlan *plan_fixture(const char *name, guint64 pagesize, gboolean force, GError **e)
+{
+	g_autofree char *rel = g_strdup_printf(FIX "%s.xml", name);
+	gsize len;
+	g_autofree char *xml = test_read_fixture(rel, &len);
+	PlanOptions o = { .force = force, .pagesize = pagesize };
+
+	return plan_from_xml(xml, len, &o, e);
+}
+
+static const PlanBackend *backend(const DomainPlan *p, guint i)
+{
+	g_assert_cmpuint(i, <, p->backends->len);
+	return g_ptr_array_index(p->backends, i);
+}
+
+static char *nodes_of(const PlanBackend *b)
+{
+	return b->has_nodes ? dmem_nodeset_format(&b->policy.nodes) : g_strdup("-");
+}
+
+/* ---- plan vs. what libvirt 9.0 really passes to QEMU ------------------------ */
+
+static void test_plan_vs_libvirt(gconstpointer data)
+{
+	const char *name = data;
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture(name, 0, FALSE, &e);
+	g_autofree char *rel = g_strdup_printf("qemu-memdev-wrapper/tests/fixtures/%s.args", name);
+	g_autofree char *args = test_read_fixture(rel, NULL);
+	g_auto(GStrv) lines = g_strsplit(args, "\n", -1);
+	guint seen = 0;
+
+	g_assert_no_error(e);
+	g_assert_true(p->opted_in);
+	for (guint i = 0; lines[i] && lines[i + 1]; i++) {
+		g_autoptr(JsonParser) jp = json_parser_new();
+		JsonObject *o;
+		const char *type;
+		const PlanBackend *b;
+
+		if (strcmp(lines[i], "-object") || lines[i + 1][0] != '{')
+			continue;
+		g_assert_true(json_parser_load_from_data(jp, lines[i + 1], -1, NULL));
+		o = json_node_get_object(json_parser_get_root(jp));
+		type = json_object_get_string_member(o, "qom-type");
+		if (!g_str_has_prefix(type, "memory-backend-"))
+			continue;
+		/* same ids, same order, same libvirt size */
+		b = backend(p, seen++);
+		g_assert_cmpstr(b->id, ==, json_object_get_string_member(o, "id"));
+		g_assert_cmpuint(b->libvirt_size, ==,
+				 (guint64)json_object_get_int_member(o, "size"));
+		g_assert_cmpuint(b->size % p->pagesize, ==, 0);
+		g_assert_cmpuint(b->size, >=, b->libvirt_size);
+		g_assert_cmpuint(b->size - b->libvirt_size, <, p->pagesize);
+		/* host-nodes/policy equal libvirt's wherever libvirt passes them */
+		g_assert_cmpint(json_object_has_member(o, "host-nodes"), ==, b->libvirt_passes_policy);
+		if (b->libvirt_passes_policy) {
+			JsonArray *hn = json_object_get_array_member(o, "host-nodes");
+			guint n = json_array_get_length(hn);
+
+			g_assert_cmpuint(n, ==, dmem_nodeset_count(&b->policy.nodes));
+			for (guint k = 0; k < n; k++)
+				g_assert_true(dmem_nodeset_has(&b->policy.nodes,
+							       (guint)json_array_get_int_element(hn, k)));
+			g_assert_cmpstr(json_object_get_string_member(o, "policy"), ==,
+					dmem_policy_name(b->policy.mode));
+		}
+	}
+	g_assert_cmpuint(seen, ==, p->backends->len);
+	g_assert_cmpuint(seen, >, 0);
+}
+
+static void test_plan_sizes_and_ids(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture("numa-memnode", 0, FALSE, &e);
+	g_autoptr(DomainPlan) d = NULL, r = NULL, u = NULL;
+
+	g_assert_no_error(e);
+	g_assert_cmpstr(p->uuid, ==, "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59"); /* lowercased */
+	g_assert_cmpstr(p->mount, ==, "/run/dmemfs/2M");
+	/* 1048577 KiB -> libvirt 1 MiB alignment -> 2M dpages */
+	g_assert_cmpuint(backend(p, 0)->libvirt_size, ==, 1025 * MiB);
+	g_assert_cmpuint(backend(p, 0)->size, ==, 1026 * MiB);
+	g_assert_cmpuint(backend(p, 1)->size, ==, 2000 * MiB);
+	g_assert_cmpuint(backend(p, 2)->size, ==, GiB);
+
+	/* DIMMs: 2 MiB alignment, memdimm<slot>, user aliases kept */
+	d = plan_fixture("dimm", 0, FALSE, &e);
+	g_assert_no_error(e);
+	g_assert_cmpuint(d->backends->len, ==, 4);
+	g_assert_cmpstr(backend(d, 1)->id, ==, "memdimm1"); /* explicit slot 1 */
+	g_assert_cmpuint(backend(d, 1)->libvirt_size, ==, 514 * MiB);
+	g_assert_cmpstr(backend(d, 2)->id, ==, "memdimm0"); /* lowest free slot */
+	g_assert_cmpstr(backend(d, 3)->id, ==, "memua-extra");
+	g_assert_cmpint(backend(d, 3)->cell, ==, 0);
+
+	/* restrictive: libvirt passes no host-nodes, the hook binds to the nodeset */
+	r = plan_fixture("restrictive", 0, FALSE, &e);
+	g_assert_no_error(e);
+	g_assert_false(backend(r, 0)->libvirt_passes_policy);
+	g_assert_cmpint(backend(r, 0)->policy.mode, ==, DMEM_POLICY_BIND);
+	g_assert_true(dmem_nodeset_has(&backend(r, 0)->policy.nodes, 0));
+
+	/* units: 1000 MB and 1000000000 bytes; cell ids in any order */
+	u = plan_fixture("numa-ram", 0, FALSE, &e);
+	g_assert_no_error(e);
+	g_assert_cmpuint(backend(u, 0)->libvirt_size, ==, 1000341504);
+	g_assert_cmpuint(backend(u, 1)->libvirt_size, ==, 1000341504);
+	g_assert_false(backend(u, 0)->has_nodes); /* no numatune */
+}
+
+static void test_plan_multinode(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture("multinode", 0, FALSE, &e);
+	const char *want[][3] = {
+		{ "ram-node0", "0,3", "bind" },        /* 0-3,^1,^2 */
+		{ "ram-node1", "1-2", "interleave" },
+		{ "ram-node2", "0-1", "bind" },        /* global <memory> */
+		{ "memdimm0", "3", "interleave" },     /* source nodemask, memnode 1 mode */
+	};
+
+	g_assert_no_error(e);
+	g_assert_cmpuint(p->pagesize, ==, GiB);
+	g_assert_cmpuint(p->backends->len, ==, 4);
+	for (guint i = 0; i < 4; i++) {
+		g_autofree char *n = nodes_of(backend(p, i));
+
+		g_assert_cmpstr(backend(p, i)->id, ==, want[i][0]);
+		g_assert_cmpstr(n, ==, want[i][1]);
+		g_assert_cmpstr(dmem_policy_name(backend(p, i)->policy.mode), ==, want[i][2]);
+	}
+	/* 2049 MiB rounded up to 1G dpages */
+	g_assert_cmpuint(backend(p, 1)->libvirt_size, ==, 2049 * MiB);
+	g_assert_cmpuint(backend(p, 1)->size, ==, 3 * GiB);
+}
+
+typedef struct {
+	const char *fixture;
+	const char *message;
+} Refusal;
+
+static const Refusal refusals[] = {
+	{ "bad-hugepages", "<hugepages> is not supported" },
+	{ "bad-placement-auto", "placement='auto' is not supported" },
+	{ "bad-huge-size", "too large" },
+	{ "bad-huge-cell", "overflowed after alignment" },
+	{ "bad-unit", "unknown memory unit 'XB'" },
+	{ "bad-nodeset", "invalid nodeset '0-3,^2-3'" },
+	{ "bad-legacy-machine", "legacy -numa node,mem=" },
+	{ "bad-virtio-mem", "model 'nvdimm' is not supported" },
+	{ "bad-mode", "unsupported numatune mode 'firsttouch'" },
+	{ "bad-memnode-cell", "cellid '1' is not a guest NUMA cell" },
+	{ "bad-malformed", "malformed domain XML" },
+	{ "bad-entity", "DOCTYPE not allowed" },
+	{ "bad-no-uuid", "no valid <uuid>" },
+	{ "not-opted", "<hugepages> is not supported" }, /* --plan forces opt-in */
+};
+
+static void test_plan_refused(gconstpointer data)
+{
+	const Refusal *r = data;
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture(r->fixture, 2 * MiB, TRUE, &e);
+
+	g_assert_null(p);
+	g_assert_nonnull(e);
+	g_assert_nonnull(strstr(e->message, r->message));
+	g_assert_null(strchr(e->message, '\n'));
+}
+
+static void test_plan_not_opted(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture("not-opted", 0, FALSE, &e);
+
+	/* hugepages would be refused, but the domain is not ours: no error */
+	g_assert_no_error(e);
+	g_assert_false(p->opted_in);
+	g_assert_cmpuint(p->backends->len, ==, 0);
+}
+
+static void test_plan_pagesize_source(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture("nonuma", 1 * GiB, TRUE, &e);
+	const char *noopt = "<domain><uuid>0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f</uuid>"
+			    "<memory>1024</memory></domain>";
+	PlanOptions force = { .force = TRUE };
+	g_autoptr(DomainPlan) q = NULL;
+	g_autofree char *big = g_malloc0(PLAN_MAX_XML + 2);
+
+	g_assert_no_error(e);
+	g_assert_cmpuint(p->pagesize, ==, GiB);     /* --pagesize beats metadata 2M */
+	g_assert_cmpuint(backend(p, 0)->size, ==, 5 * GiB);
+	q = plan_from_xml(noopt, strlen(noopt), &force, &e);
+	g_assert_null(q);
+	g_assert_nonnull(strstr(e->message, "no dmemfs page size"));
+	g_clear_error(&e);
+	q = plan_from_xml(big, PLAN_MAX_XML + 1, &force, &e);
+	g_assert_null(q);
+	g_assert_nonnull(strstr(e->message, "larger than"));
+}
+
+static void test_plan_kib(void)
+{
+	const struct { const char *v, *u; guint64 kib; } ok[] = {
+		{ "1", NULL, 1 }, { "1", "", 1 }, { "1", "k", 1 }, { "1", "KiB", 1 },
+		{ "1", "KB", 1 }, { "1000", "bytes", 1 }, { "1025", "b", 2 },
+		{ "1", "M", 1024 }, { "1", "mib", 1024 }, { "1", "MB", 977 },
+		{ "1", "G", 1048576 }, { "1", "GB", 976563 }, { "2", "T", 2147483648ULL },
+		{ " 7", "KiB", 7 },
+	};
+	const struct { const char *v, *u; } bad[] = {
+		{ "1", "XB" }, { "1", "KIBI" }, { "-1", "KiB" }, { "1.5", "GiB" },
+		{ "abc", NULL }, { "", NULL }, { "8", "EiB" }, { "9223372036854775807", "KiB" },
+		{ "18446744073709551616", "b" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(ok); i++) {
+		guint64 k = 0;
+		g_autoptr(GError) e = NULL;
+
+		g_assert_true(plan_parse_kib(ok[i].v, ok[i].u, &k, &e));
+		g_assert_cmpuint(k, ==, ok[i].kib);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		guint64 k = 0;
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(plan_parse_kib(bad[i].v, bad[i].u, &k, &e));
+		g_assert_nonnull(e);
+	}
+}
+
+/* ---- admission control ----------------------------------------------------- */
+
+static GArray *stats_of(guint n, const guint64 *free_bytes)
+{
+	GArray *s = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
+
+	for (guint i = 0; i < n; i++) {
+		DmemNodeStat st = { i, 16 * GiB, free_bytes[i], 16 * GiB - free_bytes[i] };
+
+		g_array_append_val(s, st);
+	}
+	return s;
+}
+
+static void test_admission(void)
+{
+	g_autoptr(GError) e = NULL;
+	/*
+	 * multinode needs: 3G bind on 0,3; 3G interleave on 1-2 (counted as 2G on
+	 * each: ceil(pages / nodes)); 1G bind on 0-1; 1G interleave on 3
+	 */
+	g_autoptr(DomainPlan) p = plan_fixture("multinode", 0, FALSE, &e);
+	const guint64 fits[] = { 3 * GiB, 3 * GiB, 2 * GiB, 1 * GiB };
+	const guint64 short2[] = { 3 * GiB, 2 * GiB, 1 * GiB, 4 * GiB }; /* interleave needs 2+2 */
+	const guint64 tight[] = { 2 * GiB, 2 * GiB, 2 * GiB, 1 * GiB + 2 * MiB };
+	g_autoptr(GArray) a = stats_of(4, fits), b = stats_of(4, short2), c = stats_of(4, tight);
+	g_autoptr(GArray) none = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
+
+	g_assert_no_error(e);
+	g_assert_true(plan_admit(p, a, &e));
+	g_assert_no_error(e);
+	g_assert_false(plan_admit(p, b, &e));
+	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_NO_SPACE);
+	/* one line naming what was needed and what is free per node */
+	g_assert_null(strchr(e->message, '\n'));
+	g_assert_nonnull(strstr(e->message, "ram-node1=3221225472 on nodes 1-2 (interleave)"));
+	g_assert_nonnull(strstr(e->message, "ram-node0=3221225472 on nodes 0,3 (bind)"));
+	g_assert_nonnull(strstr(e->message, "free: node0=3221225472 node1=2147483648 "
+					    "node2=1073741824 node3=4294967296"));
+	g_clear_error(&e);
+	/* node 3 is shared by ram-node0 and memdimm0: 1G + 2M free is not 2G */
+	g_assert_false(plan_admit(p, c, &e));
+	g_clear_error(&e);
+	g_assert_false(plan_admit(p, none, &e));
+	g_assert_nonnull(strstr(e->message, "node0=0 (no dmem)"));
+}
+
+static void test_admission_policies(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) nn = plan_fixture("nonuma", 0, FALSE, &e); /* 4098 MiB, any node */
+	g_autoptr(DomainPlan) pm = plan_fixture("numa-memnode", 0, FALSE, &e);
+	const guint64 split[] = { 2 * GiB, 3 * GiB };
+	const guint64 small[] = { 2 * GiB, 2 * GiB };
+	/* preferred node 0 may spill to node 1; bind 0 may not */
+	const guint64 pref[] = { 2100 * MiB, 2000 * MiB };
+	g_autoptr(GArray) a = stats_of(2, split), b = stats_of(2, small), c = stats_of(2, pref);
+
+	g_assert_no_error(e);
+	g_assert_true(plan_admit(nn, a, &e)); /* no numatune: spread over nodes */
+	g_assert_false(plan_admit(nn, b, &e));
+	g_assert_nonnull(strstr(e->message, "pc.ram=4297064448 on any node"));
+	g_clear_error(&e);
+	/* numa-memnode: node0 needs 1026M bind + 1G interleave; 2000M preferred spills */
+	g_assert_true(plan_admit(pm, c, &e));
+	g_assert_no_error(e);
+}
+
+/* ---- prepare / release / reconnect with a fake dmemfs -------------------------- */
+
+static guint fake_calls, fake_fail_at;
+static gboolean fake_fs_ok = TRUE;
+
+static gboolean fake_check(int dirfd, guint64 pagesize, GError **error)
+{
+	(void)dirfd; (void)pagesize;
+	if (!fake_fs_ok)
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "not a dmemfs mount (fake)");
+	return fake_fs_ok;
+}
+
+static gboolean fake_prealloc(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
+			      GError **error)
+{
+	(void)fd; (void)size; (void)pagesize; (void)pol;
+	if (++fake_calls == fake_fail_at) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_NO_SPACE, "fallocate: No space left on device");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static const DmemfsOps fake_ops = { fake_check, fake_prealloc };
+
+static void fake_reset(void)
+{
+	fake_calls = 0;
+	fake_fail_at = 0;
+	fake_fs_ok = TRUE;
+}
+
+static HookEnv env_of(TestTree *t)
+{
+	HookEnv env = { t->cfg, &fake_ops, getuid(), getgid() };
+
+	return env;
+}
+
+static DomainPlan *prep_plan(TestTree *t, const char *fixture)
+{
+	g_autoptr(GError) e = NULL;
+	DomainPlan *p = plan_fixture(fixture, 0, FALSE, &e);
+
+	g_assert_no_error(e);
+	g_free(p->mount); /* the fixture names /run/dmemfs/2M */
+	p->mount = NULL;
+	test_tree_set_node(t, 0, 64 * GiB, 32 * GiB);
+	test_tree_set_node(t, 1, 64 * GiB, 32 * GiB);
+	return p;
+}
+
+static void test_prepare_creates(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	struct stat st;
+
+	fake_reset();
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(stat(dir, &st), ==, 0);
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0710);
+	g_assert_cmpint(test_count_entries(dir), ==, 3);
+	for (guint i = 0; i < p->backends->len; i++) {
+		g_autofree char *f = g_build_filename(dir, backend(p, i)->id, NULL);
+
+		g_assert_cmpint(stat(f, &st), ==, 0);
+		g_assert_cmpuint(st.st_size, ==, backend(p, i)->size);
+		g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+		g_assert_cmpuint(st.st_uid, ==, getuid());
+		g_assert_cmpuint(st.st_gid, ==, getgid());
+	}
+	g_assert_cmpuint(fake_calls, ==, 3);
+	g_assert_true(hook_reconnect(&env, p, &e));
+	g_assert_no_error(e);
+}
+
+static void test_prepare_cleanup_halfway(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "dimm");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+
+	fake_reset();
+	fake_fail_at = 3; /* ram-node0 and memdimm1 exist when memdimm0 fails */
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "memdimm0: fallocate: No space left"));
+	g_assert_cmpuint(fake_calls, ==, 3);
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0); /* not even the dir */
+}
+
+static void test_prepare_refusals_create_nothing(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+
+	/* admission: node 0 has 1G free, the domain needs more there */
+	fake_reset();
+	test_tree_set_node(t, 0, 64 * GiB, GiB);
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_NO_SPACE);
+	g_assert_cmpuint(fake_calls, ==, 0);
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+	g_clear_error(&e);
+	/* not a dmemfs */
+	test_tree_set_node(t, 0, 64 * GiB, 32 * GiB);
+	fake_fs_ok = FALSE;
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "not a dmemfs mount"));
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+	g_clear_error(&e);
+	/* a mount from the (untrusted) XML that is not configured */
+	fake_fs_ok = TRUE;
+	p->mount = g_strdup("/etc");
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "not a configured 2M dmemfs mount"));
+	g_clear_error(&e);
+	/* sysfs stats missing */
+	g_clear_pointer(&p->mount, g_free);
+	g_free(t->cfg->sysfs_root);
+	t->cfg->sysfs_root = g_strdup("/nonexistent/dmem");
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+}
+
+static void test_prepare_reclaims_stale(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	g_autofree char *stale = g_build_filename(t->mounts[2], p->uuid, NULL);
+	g_autofree char *f = g_build_filename(stale, "old", NULL);
+	g_autofree char *now = g_build_filename(t->mounts[1], p->uuid, "pc.ram", NULL);
+
+	fake_reset();
+	g_mkdir(stale, 0700);
+	g_file_set_contents(f, "x", 1, NULL);
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_false(g_file_test(stale, G_FILE_TEST_EXISTS));
+	g_assert_true(g_file_test(now, G_FILE_TEST_IS_REGULAR));
+}
+
+static void test_release_idempotent(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "multinode");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	/* release XML: same domain, no id attribute, only the uuid matters */
+	gsize len;
+	g_autofree char *xml = test_read_fixture(FIX "multinode.xml", &len);
+	PlanOptions o = { .uuid_only = TRUE };
+	g_autoptr(DomainPlan) rel = NULL;
+	char *id = strstr(xml, " id='42'");
+
+	g_assert_nonnull(id);
+	memset(id, ' ', strlen(" id='42'"));
+	rel = plan_from_xml(xml, len, &o, &e);
+	g_assert_no_error(e);
+	g_assert_cmpstr(rel->uuid, ==, p->uuid);
+	g_assert_cmpuint(rel->backends->len, ==, 0);
+
+	/* release before any prepare (libvirt does that after a failed prepare) */
+	g_assert_true(hook_release(&env, rel->uuid, &e));
+	test_tree_set_node(t, 2, 64 * GiB, 32 * GiB);
+	test_tree_set_node(t, 3, 64 * GiB, 32 * GiB);
+	fake_reset();
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 1);
+	g_assert_true(hook_release(&env, rel->uuid, &e));
+	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 0);
+	g_assert_true(hook_release(&env, rel->uuid, &e));
+	g_assert_no_error(e);
+	/* reconnect after the files vanished: reported */
+	g_assert_false(hook_reconnect(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "ram-node0"));
+}
+
+/* ---- the CLI ------------------------------------------------------------------- */
+
+static const char *golden_numa_memnode =
+	"{\"uuid\":\"8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59\",\"pagesize\":2097152,\"backends\":["
+	"{\"id\":\"ram-node0\",\"cell\":0,\"size\":1075838976,\"host_nodes\":[0],\"policy\":\"bind\"},"
+	"{\"id\":\"ram-node1\",\"cell\":1,\"size\":2097152000,\"host_nodes\":[0],\"policy\":\"preferred\"},"
+	"{\"id\":\"ram-node2\",\"cell\":2,\"size\":1073741824,\"host_nodes\":[0],\"policy\":\"interleave\"}]}\n";
+
+static void test_cli_plan(void)
+{
+	g_autofree char *xml = test_read_fixture(FIX "numa-memnode.xml", NULL);
+	g_autofree char *plain = test_read_fixture(FIX "nonuma-plain.xml", NULL);
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	const char *a1[] = { "--plan", NULL };
+	const char *a2[] = { "--plan", "--pagesize", "1G", NULL };
+
+	g_assert_cmpint(test_run("dmemfs-hook", a1, NULL, xml, &out, &err), ==, 0);
+	g_assert_cmpstr(out, ==, golden_numa_memnode);
+	g_assert_cmpstr(err, ==, "");
+	/* no numatune: no host_nodes/policy; 1 GiB pc.ram stays 1 GiB with 1G pages */
+	g_assert_cmpint(test_run("dmemfs-hook", a2, NULL, plain, &out2, &err2), ==, 0);
+	g_assert_cmpstr(out2, ==, "{\"uuid\":\"33333333-4444-4555-8666-777777777777\","
+				  "\"pagesize\":1073741824,\"backends\":[{\"id\":\"pc.ram\","
+				  "\"size\":1073741824}]}\n");
+}
+
+static void test_cli_plan_check_and_refusal(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *xml = test_read_fixture(FIX "numa-memnode.xml", NULL);
+	g_autofree char *bad = test_read_fixture(FIX "bad-hugepages.xml", NULL);
+	const char *a[] = { "--plan", "--check", NULL };
+	const char *p[] = { "--plan", NULL };
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	g_autofree char *out3 = NULL, *err3 = NULL;
+
+	test_tree_set_node(t, 0, 8 * GiB, 8 * GiB);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+	g_assert_cmpstr(out, ==, golden_numa_memnode);
+	test_tree_set_node(t, 0, 8 * GiB, 3 * GiB);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out2, &err2), ==, 1);
+	g_assert_cmpstr(out2, ==, "");
+	g_assert_true(g_str_has_prefix(err2, "dmemfs-hook: domain 8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59 does not fit"));
+	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1); /* one line */
+	g_assert_cmpint(test_run("dmemfs-hook", p, env, bad, &out3, &err3), ==, 1);
+	g_assert_cmpstr(err3, ==, "dmemfs-hook: <hugepages> is not supported with dmemfs: "
+				  "use <source type='file'/>\n");
+}
+
+static void test_cli_hook_ops(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *xml = test_read_fixture(FIX "nonuma.xml", NULL);
+	g_autofree char *other = test_read_fixture(FIX "not-opted.xml", NULL);
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+	const char *ops[][3] = {
+		{ "start", "begin", "0" }, { "started", "begin", "0" }, { "stopped", "end", "0" },
+		{ "migrate", "begin", "0" }, { "restore", "begin", "0" }, { "attach", "begin", "0" },
+	};
+	g_autofree char *dir = g_build_filename(t->mounts[1], "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f", NULL);
+
+	test_tree_set_node(t, 0, 64 * GiB, 64 * GiB);
+	/* every other operation: exit 0, no output (migrate/restore would take stdout as XML) */
+	for (guint i = 0; i < G_N_ELEMENTS(ops); i++) {
+		const char *a[] = { "nonuma", ops[i][0], ops[i][1], "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_cmpstr(err, ==, "");
+	}
+	/* a domain without our metadata passes straight through, even with hugepages */
+	{
+		const char *a[] = { "plain", "prepare", "begin", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, other, &out, &err), ==, 0);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_cmpstr(err, ==, "");
+	}
+	/* prepare on a directory that is not dmemfs: one line, exit 1, nothing created */
+	{
+		const char *a[] = { "nonuma", "prepare", "begin", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 1);
+		g_assert_true(g_str_has_prefix(err, "dmemfs-hook: domain 0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f: "));
+		g_assert_nonnull(strstr(err, "not a dmemfs mount"));
+		g_assert_cmpint(strchr(err, '\n') - err, ==, (int)strlen(err) - 1);
+		g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+	}
+	/* release without id, twice, after files were left behind */
+	g_mkdir(dir, 0700);
+	for (int i = 0; i < 2; i++) {
+		const char *a[] = { "nonuma", "release", "end", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+		g_autofree char *noid = g_strdup(xml);
+		char *id = strstr(noid, " id='3'");
+
+		memset(id, ' ', 7);
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, noid, &out, &err), ==, 0);
+		g_assert_cmpstr(err, ==, "");
+		g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+	}
+	/* reconnect with missing files: report, but exit 0 (non-zero kills QEMU) */
+	{
+		const char *a[] = { "nonuma", "reconnect", "begin", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+		g_assert_nonnull(strstr(err, "missing or short"));
+	}
+	/* usage */
+	{
+		const char *a[] = { "only-two", "args", NULL };
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, "", NULL, NULL), ==, 2);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const argv_fixtures[] = {
+		"nonuma", "nonuma-memfd-global", "nonuma-plain", "numa-memnode",
+		"numa-ram", "restrictive", "dimm",
+	};
+
+	g_test_init(&argc, &argv, NULL);
+	g_test_set_nonfatal_assertions();
+	for (guint i = 0; i < G_N_ELEMENTS(argv_fixtures); i++) {
+		g_autofree char *n = g_strdup_printf("/hook/plan/matches-libvirt-9.0/%s", argv_fixtures[i]);
+
+		g_test_add_data_func(n, argv_fixtures[i], test_plan_vs_libvirt);
+	}
+	g_test_add_func("/hook/plan/sizes-ids-dimms-restrictive", test_plan_sizes_and_ids);
+	g_test_add_func("/hook/plan/multinode-nodesets", test_plan_multinode);
+	for (guint i = 0; i < G_N_ELEMENTS(refusals); i++) {
+		g_autofree char *n = g_strdup_printf("/hook/plan/refused/%s", refusals[i].fixture);
+
+		g_test_add_data_func(n, &refusals[i], test_plan_refused);
+	}
+	g_test_add_func("/hook/plan/not-opted-in", test_plan_not_opted);
+	g_test_add_func("/hook/plan/pagesize-source-and-limits", test_plan_pagesize_source);
+	g_test_add_func("/hook/plan/libvirt-units", test_plan_kib);
+	g_test_add_func("/hook/admission/per-node", test_admission);
+	g_test_add_func("/hook/admission/policies", test_admission_policies);
+	g_test_add_func("/hook/prepare/creates-0600-files", test_prepare_creates);
+	g_test_add_func("/hook/prepare/cleanup-on-failure-halfway", test_prepare_cleanup_halfway);
+	g_test_add_func("/hook/prepare/refusals-create-nothing", test_prepare_refusals_create_nothing);
+	g_test_add_func("/hook/prepare/reclaims-stale-dir", test_prepare_reclaims_stale);
+	g_test_add_func("/hook/release/idempotent-without-id", test_release_idempotent);
+	g_test_add_func("/hook/cli/plan-json", test_cli_plan);
+	g_test_add_func("/hook/cli/plan-check-and-refusal", test_cli_plan_check_and_refusal);
+	g_test_add_func("/hook/cli/hook-operations", test_cli_hook_ops);
+	return g_test_run();
+}

@@ -1,0 +1,40 @@
+#!/bin/bash
+# L1 script (run-l1.sh L1_SCRIPT=) that runs only the nested acceptance:
+#   --meminfo-only   the baseline boot of run-l1.sh: l1-trunk.sh reports
+#                    the memory accounting and powers off
+#   (otherwise)      mount dmemfs, run l1-checks.sh, forward its PASS:/FAIL:
+#                    lines to the results channel (ttyS1) as they come, scan
+#                    the kernel log, end with L1-DONE
+set -u
+export LC_ALL=C
+TOP=${TOP:?TOP is not set}
+for a in "$@"; do
+	[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
+done
+if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+else
+	exec 3>&1
+fi
+res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+export TOP BUILD=$TOP/build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
+export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
+for ps in 2M 1G; do
+	mkdir -p "/run/dmemfs/$ps"
+	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" || res "FAIL: accept.mount-$ps: mount -t dmemfs -o pagesize=$ps failed"
+done
+res "# accept: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB MemTotal, dmem: $(for n in /sys/kernel/mm/dmem/node*; do printf '%s %s MiB ' "${n##*/}" $(($(cat "$n/total_bytes") >> 20)); done)"
+t=$SECONDS
+timeout -k 5 ${ACC_TIMEOUT:-840} bash "$TOP/nested-test/acceptance/l1-checks.sh" 2>&1 |
+	while IFS= read -r l; do
+		printf '%s\n' "$l"
+		case $l in PASS:* | FAIL:*) printf '%s\n' "$l" >&3 ;; esac
+	done
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 0 ] || res "FAIL: accept.l1-checks: exit status $rc after $((SECONDS - t)) s (124: timed out)"
+res "# accept: l1-checks.sh took $((SECONDS - t)) s"
+umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')
+if [ -z "$bad" ]; then res "PASS: accept.l1-dmesg-clean"; else res "FAIL: accept.l1-dmesg-clean: $bad"; fi
+res "L1-DONE"
+exec 3>&-

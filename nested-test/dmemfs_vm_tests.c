@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmemfs as VM memory: huge leaves, every mempolicy mode, the file's own
+ * policy, fallocate/punch hole, MADV_POPULATE_WRITE, GUP users, fork,
+ * mremap, mprotect, /proc/PID/mem and truncate racing with faults.
+ *
+ * Included by dmemfs_test.c: the tests run for each page-size variant of
+ * its dmemfs fixture and use its helpers (stats, kmsg, patterns).
+ */
+#include <pthread.h>
+#include <sys/uio.h>
+
+#ifndef MPOL_PREFERRED_MANY
+#define MPOL_PREFERRED_MANY	5
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define TRACING		"/sys/kernel/tracing"
+
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Count the dmemfs_fault events in the trace buffer that mapped @leaf_kb. */
+static long count_faults(size_t leaf_kb, long *other)
+{
+	char line[512], want[64];
+	long hits = 0;
+	FILE *f;
+
+	*other = 0;
+	snprintf(want, sizeof(want), "leaf=%zuK ret=0x100", leaf_kb);
+	f = fopen(TRACING "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "dmemfs_fault:"))
+			continue;
+		if (strstr(line, want))
+			hits++;
+		else if (strstr(line, "ret=0x100"))
+			(*other)++;
+	}
+	fclose(f);
+	return hits;
+}
+
+/*
+ * The leaf size is read from the dmemfs_fault tracepoint: VM_PFNMAP
+ * mappings are not walked by smaps or pagemap.  One touch per dpage must
+ * map exactly one leaf of the dpage size (4K, 2M PMD, 1G PUD).
+ */
+TEST_F_TIMEOUT(dmemfs, leaf_size, 120)
+{
+	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4, len = k * ps, i;
+	long hits, other;
+	char *p;
+	int fd;
+
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	ASSERT_EQ(0, write_str(TRACING "/events/dmem/dmemfs_fault/enable", "1"))
+		TH_LOG("cannot enable the dmem:dmemfs_fault tracepoint");
+	ASSERT_EQ(0, write_str(TRACING "/trace", ""));
+	fd = open_file(_metadata, self->dir, "leaf", len);
+	p = map_fd(_metadata, fd, len);
+	EXPECT_EQ(0, (uintptr_t)p % ps) TH_LOG("mmap(NULL) not %zu-aligned: %p", ps, p);
+	for (i = 0; i < k; i++)
+		p[i * ps + ps / 2] = 1;
+	write_str(TRACING "/events/dmem/dmemfs_fault/enable", "0");
+	hits = count_faults(ps >> 10, &other);
+	EXPECT_EQ((long)k, hits) TH_LOG("%ld faults mapped %zuK leaves, %ld others", hits,
+					ps >> 10, other);
+	EXPECT_EQ(0, other);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "leaf");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/* QEMU 7.2 turns policy=preferred into MPOL_PREFERRED_MANY. */
+TEST_F_TIMEOUT(dmemfs, preferred_many_node1, 120)
+{
+	policy_case(_metadata, self->dir, variant->ps, MPOL_PREFERRED_MANY, 1, 0, 1);
+}
+
+TEST_F_TIMEOUT(dmemfs, interleave, 120)
+{
+	unsigned long mask = 3;
+	size_t ps = variant->ps, len = 2 * ps;
+	struct dstats before, after;
+	char *p;
+	int fd;
+
+	ASSERT_EQ(0, read_stats(&before));
+	fd = open_file(_metadata, self->dir, "il", len);
+	p = map_fd(_metadata, fd, len);
+	ASSERT_EQ(0, sys_mbind(p, len, MPOL_INTERLEAVE, &mask, MAX_NODES, 0))
+		TH_LOG("mbind MPOL_INTERLEAVE: %s", strerror(errno));
+	touch(p, len, ps);
+	ASSERT_EQ(0, read_stats(&after));
+	EXPECT_EQ(ps, after.used[0] - before.used[0]);
+	EXPECT_EQ(ps, after.used[1] - before.used[1]);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "il");
+	expect_baseline(_metadata, &before, "after unlink");
+}
+
+/*
+ * A policy set through one mapping stays with the file: a process that
+ * maps it later (QEMU after libvirt's hook) allocates on that node.
+ */
+TEST_F_TIMEOUT(dmemfs, file_policy_outlives_mapping, 120)
+{
+	unsigned long mask = 1UL << 1;
+	size_t ps = variant->ps;
+	struct dstats before, after;
+	int fd, status;
+	pid_t pid;
+	char *p;
+
+	ASSERT_EQ(0, pin_to_node(0));
+	ASSERT_EQ(0, read_stats(&before));
+	fd = open_file(_metadata, self->dir, "shared", ps);
+	p = map_fd(_metadata, fd, ps);
+	ASSERT_EQ(0, sys_mbind(p, ps, MPOL_BIND, &mask, MAX_NODES, 0));
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/shared", self->dir);
+		fd = open(path, O_RDWR);
+		p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (fd < 0 || p == MAP_FAILED)
+			_exit(2);
+		p[0] = 1;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(0, read_stats(&after));
+	EXPECT_EQ(0, after.used[0] - before.used[0]);
+	EXPECT_EQ(ps, after.used[1] - before.used[1]);
+	unlink_in(_metadata, self->dir, "shared");
+	expect_baseline(_metadata, &before, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, fallocate_punch_enospc, 180)
+{
+	size_t ps = variant->ps;
+	struct dstats before, now;
+	struct stat st;
+	int fd;
+
+	ASSERT_EQ(0, read_stats(&before));
+	fd = open_file(_metadata, self->dir, "falloc", 0);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, 2 * ps)) TH_LOG("fallocate: %s", strerror(errno));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((off_t)(2 * ps), st.st_size);
+	EXPECT_EQ((blkcnt_t)(2 * ps / 512), st.st_blocks);
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(2 * ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ps, ps));
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((off_t)(2 * ps), st.st_size);
+
+	/* more than the pool holds: ENOSPC and nothing left allocated */
+	errno = 0;
+	EXPECT_EQ(-1, fallocate(fd, 0, 0, sum(before.total, before.nr) + ps));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ((off_t)(2 * ps), st.st_size);
+
+	close(fd);
+	unlink_in(_metadata, self->dir, "falloc");
+	expect_baseline(_metadata, &before, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, populate_write, 180)
+{
+	size_t ps = variant->ps, len = ps == SZ_1G ? ps : 8 * ps;
+	struct dstats before, now;
+	char *p;
+	int fd;
+
+	ASSERT_EQ(0, read_stats(&before));
+	fd = open_file(_metadata, self->dir, "populate", len);
+	p = map_fd(_metadata, fd, len);
+	ASSERT_EQ(0, madvise(p, len, MADV_POPULATE_WRITE))
+		TH_LOG("MADV_POPULATE_WRITE: %s", strerror(errno));
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(len, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(-1, first_nonzero(p, len));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "populate");
+	expect_baseline(_metadata, &before, "after unlink");
+}
+
+/*
+ * get_user_pages() users on a dmem mapping fail cleanly (or work), never
+ * oops: vmsplice and process_vm_readv take GUP-fast first.  Plain
+ * read()/write() go through the page tables and work.
+ */
+TEST_F_TIMEOUT(dmemfs, gup_users_no_oops, 120)
+{
+	size_t ps = variant->ps, len = 64 * 1024;
+	struct iovec local, remote;
+	char buf[4096];
+	int fd, zfd, pfd[2], kfd;
+	ssize_t n;
+	char *p, *why;
+
+	kfd = kmsg_open();
+	fd = open_file(_metadata, self->dir, "gup", ps);
+	p = map_fd(_metadata, fd, ps);
+	memset(p, 0x5a, len);
+
+	ASSERT_EQ(0, pipe(pfd));
+	local.iov_base = p;
+	local.iov_len = sizeof(buf);
+	n = vmsplice(pfd[1], &local, 1, 0);
+	EXPECT_TRUE(n == (ssize_t)sizeof(buf) || (n < 0 && errno == EFAULT))
+		TH_LOG("vmsplice: %zd %s", n, strerror(errno));
+	close(pfd[0]);
+	close(pfd[1]);
+
+	local.iov_base = buf;
+	local.iov_len = sizeof(buf);
+	remote.iov_base = p;
+	remote.iov_len = sizeof(buf);
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	EXPECT_TRUE(n == (ssize_t)sizeof(buf) || (n < 0 && errno == EFAULT))
+		TH_LOG("process_vm_readv: %zd %s", n, strerror(errno));
+
+	zfd = open("/dev/zero", O_RDONLY);
+	ASSERT_LE(0, zfd);
+	EXPECT_EQ((ssize_t)len, read(zfd, p, len));
+	close(zfd);
+	EXPECT_EQ(-1, first_nonzero(p, len));
+
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "gup");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/* Run fn in a child; return its raw wait status. */
+static int in_child(void (*fn)(char *), char *p)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		fn(p);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static void child_read(char *p)
+{
+	*(volatile char *)p;
+}
+
+static void child_write(char *p)
+{
+	*(volatile char *)p = 1;
+}
+
+TEST_F_TIMEOUT(dmemfs, fork_does_not_copy, 120)
+{
+	size_t ps = variant->ps;
+	int fd, status;
+	char *p;
+
+	fd = open_file(_metadata, self->dir, "fork", ps);
+	p = map_fd(_metadata, fd, ps);
+	p[0] = 7;
+	status = in_child(child_read, p);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("child status %#x: the mapping was inherited", status);
+	EXPECT_EQ(7, p[0]);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "fork");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, mremap_refused, 120)
+{
+	size_t ps = variant->ps;
+	void *q, *hole;
+	char *p;
+	int fd;
+
+	fd = open_file(_metadata, self->dir, "mremap", 2 * ps);
+	p = map_fd(_metadata, fd, ps);
+	p[0] = 3;
+	errno = 0;
+	q = mremap(p, ps, 2 * ps, MREMAP_MAYMOVE);
+	EXPECT_EQ(MAP_FAILED, q);
+	/* a pure move to another free, aligned place */
+	hole = mmap(NULL, 2 * ps, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, hole);
+	q = (void *)(((uintptr_t)hole + ps - 1) & ~(ps - 1));
+	errno = 0;
+	q = mremap(p, ps, ps, MREMAP_MAYMOVE | MREMAP_FIXED, q);
+	EXPECT_EQ(MAP_FAILED, q);
+	EXPECT_EQ(EINVAL, errno);
+	munmap(hole, 2 * ps);
+	EXPECT_EQ(3, p[0]);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "mremap");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, mprotect_behaves, 120)
+{
+	size_t ps = variant->ps, len = 64 * 1024;
+	int fd, status;
+	char *p;
+
+	fd = open_file(_metadata, self->dir, "mprot", ps);
+	p = map_fd(_metadata, fd, ps);
+	fill(p, len, 42);
+	ASSERT_EQ(0, mprotect(p, ps, PROT_READ));
+	EXPECT_EQ(-1, check(p, len, 42));
+	/* the child has no mapping (VM_DONTCOPY): re-map read-only there */
+	status = in_child(child_write, p);
+	EXPECT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(0, mprotect(p, ps, PROT_READ | PROT_WRITE));
+	p[len] = 1;
+	EXPECT_EQ(-1, check(p, len, 42));
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "mprot");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/* A read-only mapping of this process faults on write: SIGSEGV. */
+TEST_F_TIMEOUT(dmemfs, mprotect_read_only_write_faults, 120)
+{
+	size_t ps = variant->ps;
+	int fd, status;
+	pid_t pid;
+	char *p;
+
+	fd = open_file(_metadata, self->dir, "ro", ps);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			_exit(2);
+		p[0] = 1;
+		if (mprotect(p, ps, PROT_READ))
+			_exit(3);
+		if (p[0] != 1)
+			_exit(4);
+		p[1] = 1;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("child status %#x", status);
+	close(fd);
+	unlink_in(_metadata, self->dir, "ro");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, proc_pid_mem, 120)
+{
+	size_t ps = variant->ps;
+	const char msg[] = "written through /proc/self/mem";
+	char back[sizeof(msg)];
+	int fd, mfd;
+	char *p;
+
+	fd = open_file(_metadata, self->dir, "procmem", ps);
+	p = map_fd(_metadata, fd, ps);
+	mfd = open("/proc/self/mem", O_RDWR);
+	ASSERT_LE(0, mfd);
+	/* the dpage is not allocated yet: the write allocates it */
+	ASSERT_EQ((ssize_t)sizeof(msg), pwrite(mfd, msg, sizeof(msg), (off_t)(uintptr_t)(p + ps / 2)))
+		TH_LOG("pwrite /proc/self/mem: %s", strerror(errno));
+	EXPECT_EQ(0, memcmp(p + ps / 2, msg, sizeof(msg)));
+	memcpy(p + 100, "direct", 6);
+	ASSERT_EQ(6, pread(mfd, back, 6, (off_t)(uintptr_t)(p + 100)));
+	EXPECT_EQ(0, memcmp(back, "direct", 6));
+	close(mfd);
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "procmem");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+struct racer {
+	char *p;
+	size_t len, ps;
+	volatile int *stop;
+	unsigned int seed;
+	long faults, errors;
+};
+
+static void *race_faults(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!*r->stop) {
+		size_t off = (rand_r(&r->seed) % (r->len / r->ps)) * r->ps;
+
+		if (madvise(r->p + off, r->ps, MADV_POPULATE_WRITE))
+			r->errors++;	/* EFAULT past EOF: expected */
+		else
+			r->faults++;
+	}
+	return NULL;
+}
+
+/* Faults from 4 threads while the file shrinks and grows: no leak, no oops. */
+TEST_F_TIMEOUT(dmemfs, truncate_races_faults, 300)
+{
+	size_t ps = variant->ps, k = ps == SZ_1G ? 2 : 16, len = k * ps;
+	int rounds = ps == SZ_1G ? 6 : 100, i, fd, kfd;
+	struct racer r[4];
+	pthread_t t[4];
+	volatile int stop = 0;
+	long faults = 0;
+	char *p, *why;
+
+	kfd = kmsg_open();
+	fd = open_file(_metadata, self->dir, "race", len);
+	p = map_fd(_metadata, fd, len);
+	for (i = 0; i < 4; i++) {
+		r[i] = (struct racer){ .p = p, .len = len, .ps = ps, .stop = &stop,
+				       .seed = i + 1 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, race_faults, &r[i]));
+	}
+	for (i = 0; i < rounds; i++) {
+		ASSERT_EQ(0, ftruncate(fd, (i % k) * ps));
+		ASSERT_EQ(0, ftruncate(fd, len));
+	}
+	stop = 1;
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		faults += r[i].faults;
+	}
+	EXPECT_LT(0, faults);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "race");
+	expect_baseline(_metadata, &self->base, "after unlink");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
