@@ -31,6 +31,7 @@ checkpatch: tree
 -include capacity/capacity.mk
 -include guest-images/guest.mk
 -include nested-test/nested.mk
+-include nested-test/acceptance/acceptance.mk
 
 # Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
 # to $(RESULTS)/<step>.results and must write a FAIL line itself if it breaks.

@@ -224,7 +224,7 @@ TEST_F_TIMEOUT(dmemfs, populate_write, 180)
  */
 TEST_F_TIMEOUT(dmemfs, gup_users_no_oops, 120)
 {
-	size_t ps = variant->ps, len = 64 * 1024;
+	size_t len = 64 * 1024, ps = variant->ps < len ? len : variant->ps;
 	struct iovec local, remote;
 	char buf[4096];
 	int fd, zfd, pfd[2], kfd;
@@ -342,7 +342,7 @@ TEST_F_TIMEOUT(dmemfs, mremap_refused, 120)
 
 TEST_F_TIMEOUT(dmemfs, mprotect_behaves, 120)
 {
-	size_t ps = variant->ps, len = 64 * 1024;
+	size_t len = 64 * 1024, ps = variant->ps < 2 * len ? 2 * len : variant->ps;
 	int fd, status;
 	char *p;
 
@@ -447,7 +447,7 @@ static void *race_faults(void *arg)
 TEST_F_TIMEOUT(dmemfs, truncate_races_faults, 300)
 {
 	size_t ps = variant->ps, k = ps == SZ_1G ? 2 : 16, len = k * ps;
-	int rounds = ps == SZ_1G ? 6 : 100, i, fd, kfd;
+	int rounds = ps == SZ_1G ? 4 : ps == SZ_2M ? 20 : 100, i, fd, kfd;
 	struct racer r[4];
 	pthread_t t[4];
 	volatile int stop = 0;

@@ -69,7 +69,7 @@ if [ -x "$bin" ]; then
 	echo "== $bin"
 	t0=$SECONDS
 	# The console copy gets elapsed seconds; $log stays plain TAP.
-	timeout -k 5 600 "$bin" 2>&1 | tee "$log" |
+	timeout -k 5 900 "$bin" 2>&1 | tee "$log" |
 		while IFS= read -r l; do printf '[%4ds] %s\n' $((SECONDS - t0)) "$l"; done
 	echo "== dmemfs_test exit ${PIPESTATUS[0]} after $((SECONDS - t0))s"
 	# TAP -> PASS/FAIL; a failure's reason is the first diagnostics of its run.

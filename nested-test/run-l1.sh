@@ -37,7 +37,7 @@ L1_SMP=${L1_SMP:-2}
 ACCEL=${ACCEL:-auto}
 KVM_PROBE_TIMEOUT=${KVM_PROBE_TIMEOUT:-15}
 L1_BASE_TIMEOUT=${L1_BASE_TIMEOUT:-240}
-L1_TIMEOUT=${L1_TIMEOUT:-900}
+L1_TIMEOUT=${L1_TIMEOUT:-1800}
 L1_POWEROFF_GRACE=${L1_POWEROFF_GRACE:-30}
 # nokaslr: a randomly placed kernel image can sit in a 1G-aligned GiB that
 # dmem= would take, and the reservation then falls short in some boots (seen:

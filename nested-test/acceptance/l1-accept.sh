@@ -6,19 +6,13 @@
 #                    lines to the results channel (ttyS1) as they come, scan
 #                    the kernel log, end with L1-DONE
 set -u
-export LC_ALL=C
 TOP=${TOP:?TOP is not set}
-for a in "$@"; do
-	[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
-done
-if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
-else
-	exec 3>&1
-fi
-res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
 export TOP BUILD=$TOP/build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
+# shellcheck source=nested-test/acceptance/l1-lib.sh
+. "$TOP/nested-test/acceptance/l1-lib.sh"
+l1_script_init "$@"
+res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
 for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"
 	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" || res "FAIL: accept.mount-$ps: mount -t dmemfs -o pagesize=$ps failed"

@@ -7,19 +7,11 @@
 # per-node pool while it runs and after, the live dmem-capacity report, a
 # clean shutdown.  The last line is DEMO-RESULT ok|failed, then L1-DONE.
 set -u
-export LC_ALL=C
 TOP=${TOP:?TOP is not set}
-for a in "$@"; do
-	[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
-done
-if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
-else
-	exec 3>&1
-fi
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
+l1_script_init "$@"
 show() { printf '%s\n' "$*" >&3; printf 'DEMO %s\n' "$*"; }
 show_cmd() { # show_cmd CMD...: print "$ CMD", run it, show its output indented
 	local out rc
@@ -68,7 +60,11 @@ show_cmd virsh define /tmp/$name.xml || die "virsh define failed"
 rm -f "$(serial_of $name)"
 t0=$(now_ms)
 show_cmd virsh start "$name" || die "virsh start failed"
-show "QEMU pid $(qemu_pid "$name") runs $(tr '\0' ' ' < /proc/$(qemu_pid "$name")/cmdline | grep -o 'qemu-system-x86_64' | head -1) with guest RAM from:"
+pid=$(qemu_pid "$name")
+show "QEMU (pid $pid, $(tr '\0' '\n' < "/proc/$pid/cmdline" | head -1) exec'd by the wrapper) has its guest RAM on dmemfs:"
+tr '\0' '\n' < "/proc/$pid/cmdline" | grep '"qom-type":"memory-backend-file"' |
+	while IFS= read -r l; do show "    -object $l"; done
+show "files the hook preallocated on the nodes of <numatune> (prepare begin):"
 ls -l "$M2/$uuid" | tail -n +2 | while IFS= read -r l; do show "    $l"; done
 show "dmem pool while the guest runs:"
 show_cmd pool_table

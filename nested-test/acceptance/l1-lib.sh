@@ -27,6 +27,21 @@ MiB=$((1 << 20))
 export LC_ALL=C
 virsh() { command virsh -q -c qemu:///system "$@"; }
 
+# l1_script_init ARGS...: the start of an L1 script (run-l1.sh L1_SCRIPT=).
+# The baseline boot (--meminfo-only) is l1-trunk.sh's; otherwise fd 3 becomes
+# the results channel (ttyS1, no kernel messages).
+l1_script_init() {
+	local a
+	for a in "$@"; do
+		[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
+	done
+	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+	else
+		exec 3>&1
+	fi
+}
+
 acc_log() { printf '[accept] %s\n' "$*" >&2; }
 now_ms() { local s; s=$(cut -d' ' -f1 /proc/uptime); echo $(( ${s%.*} * 1000 + 10#${s#*.} * 10 )); }
 ms_to_s() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }
@@ -100,11 +115,10 @@ acc_libvirt_config() {
 libvirtd_pid() { local p; p=$(cat /run/libvirtd.pid 2> /dev/null) && kill -0 "$p" 2> /dev/null && echo "$p"; }
 
 acc_libvirtd_start() {
-	local t
 	[ -n "$(cat /run/virtlogd.pid 2> /dev/null)" ] && kill -0 "$(cat /run/virtlogd.pid)" 2> /dev/null ||
 		virtlogd -d || return 1
 	libvirtd -d || return 1
-	for t in $(seq 1 120); do
+	for _ in $(seq 1 120); do
 		virsh list --all > /dev/null 2>&1 && return 0
 		sleep 0.5
 	done
@@ -112,10 +126,10 @@ acc_libvirtd_start() {
 }
 
 acc_libvirtd_stop() {
-	local p t
+	local p
 	p=$(libvirtd_pid) || return 0
 	kill "$p"
-	for t in $(seq 1 60); do
+	for _ in $(seq 1 60); do
 		kill -0 "$p" 2> /dev/null || return 0
 		sleep 0.5
 	done

@@ -1,0 +1,122 @@
+#!/bin/bash
+# In-L1 script of `make bench`, started by guest-images/init through
+# nested-test/run-l1.sh (L1_SCRIPT=bench/l1-bench.sh), with TOP set.
+#
+#   l1-bench.sh --meminfo-only     baseline boot (no dmem=): the trunk's memory
+#                                  accounting line, nothing else
+#   l1-bench.sh --build=DIR --base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB
+#       mount dmemfs 4K/2M/1G and hugetlbfs 2M/1G, measure HVO, run
+#       DIR/bench/dmem-bench, and send its lines plus META key=value lines
+#       to the results channel (ttyS1), then L1-DONE.
+#
+# Knobs from the kernel command line (run-bench.sh puts them there):
+# bench.mib=N (size of each run, MiB), bench.reps=R, bench.budget=S (seconds
+# after which no new round starts).  Nothing here passes or fails.
+set -u
+export LC_ALL=C
+TOP=${TOP:?TOP is not set}
+for a in "$@"; do
+	[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
+done
+build=$TOP/build base=
+for a in "$@"; do
+	case $a in
+	--build=*) build=${a#--build=} ;;
+	--base=*) base=${a#--base=} ;;
+	esac
+done
+mib=1024 reps=3 budget=180
+for w in $(cat /proc/cmdline); do
+	case $w in
+	bench.mib=*) mib=${w#bench.mib=} ;;
+	bench.reps=*) reps=${w#bench.reps=} ;;
+	bench.budget=*) budget=${w#bench.budget=} ;;
+	esac
+done
+
+if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+else
+	exec 3>&1
+fi
+out() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+meta() { out "META $1=$2"; }
+trap 'st=$?; [ -n "${finished:-}" ] || { out "META aborted=status-$st-line-$LINENO"; out L1-DONE; }' EXIT
+
+bin=$build/bench/dmem-bench
+sysfs=/sys/kernel/mm/dmem
+kb() { awk -v f="$1:" '$1 == f {print $2}' /proc/meminfo; }
+dmem_sum() { # dmem_sum total|free|used -> bytes on all nodes
+	local t=0 f
+	for f in "$sysfs"/node*/"$1"_bytes; do [ -r "$f" ] && t=$((t + $(cat "$f"))); done
+	echo "$t"
+}
+
+meta kernel "$(uname -r | tr ' ' _)"
+meta kernel_build "$(uname -v | tr ' ' _)"
+meta cpus "$(nproc)"
+meta mib "$mib"
+meta reps "$reps"
+meta budget_s "$budget"
+meta thp_enabled "$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)"
+meta shmem_thp "$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/shmem_enabled)"
+meta cmdline_hugetlb "$(tr ' ' '\n' < /proc/cmdline | grep -E '^(hugepage|hugetlb|dmem=)' | tr '\n' ,)"
+
+# ---- memmap of normal RAM versus dmem: this boot against the baseline boot
+memtotal_kb=$(kb MemTotal)
+present=$(awk '$1 == "present" {s += $2} END {print s + 0}' /proc/zoneinfo)
+memline=$(dmesg | grep -m1 -o 'Memory: [0-9]*K/[0-9]*K available.*')
+reserved_kb=$(echo "$memline" | sed -n 's|.*[ (]\([0-9]*\)K reserved.*|\1|p')
+dmem_total=$(dmem_sum total)
+meta dmem_total_bytes "$dmem_total"
+meta dmem_memmap_saved_bytes_sysfs "$(cat "$sysfs/memmap_saved_bytes" 2> /dev/null || echo -1)"
+if [ -n "$base" ]; then
+	IFS=: read -r b_memtotal b_present _ b_reserved <<< "$base"
+	meta memtotal_delta_bytes $(((b_memtotal - memtotal_kb) * 1024))
+	meta present_delta_bytes $(((b_present - present) * 4096))
+	meta boot_reserved_delta_bytes $(((b_reserved - ${reserved_kb:-0}) * 1024))
+fi
+# The kernel's own HVO figures ("HugeTLB: N KiB vmemmap can be freed for a S page").
+dmesg | sed -n 's/.*HugeTLB: \([0-9]*\) KiB vmemmap can be freed for a \([0-9.]*\) \([GM]\)iB page.*/\1 \2\3/p' |
+	while read -r k s; do meta "kernel_hvo_freeable_kib_${s%.00*}${s: -1}" "$k"; done
+
+# ---- mounts
+mnt=/run/bench
+declare -A dirs
+for ps in 4K 2M 1G; do
+	mkdir -p "$mnt/dmem-$ps"
+	mount -t dmemfs -o "pagesize=$ps" none "$mnt/dmem-$ps" && dirs[dmem${ps,,}]=$mnt/dmem-$ps
+done
+for ps in 2M 1G; do
+	mkdir -p "$mnt/huge-$ps"
+	mount -t hugetlbfs -o "pagesize=$ps" none "$mnt/huge-$ps" && dirs[huge${ps,,}]=$mnt/huge-$ps
+done
+# Each hugetlbfs run needs $mib MiB of free pages: top up what the boot gave.
+for kbsz in 2048 1048576; do
+	h=/sys/kernel/mm/hugepages/hugepages-${kbsz}kB
+	[ -d "$h" ] || continue
+	need=$(((mib * 1024 + kbsz - 1) / kbsz))
+	[ "$(cat "$h/nr_hugepages")" -ge "$need" ] || echo "$need" > "$h/nr_hugepages"
+	meta "hugetlb_${kbsz}kB_pool" "$(cat "$h/nr_hugepages")"
+done
+
+# ---- HVO: the vmemmap each hugetlb size gives back, off versus on
+echo "== $bin --hvo --mib $mib --reps $reps"
+"$bin" --hvo --mib "$mib" --reps "$reps" | while IFS= read -r l; do out "$l"; done
+
+# ---- populate timing
+args=(--mib "$mib" --reps "$reps" --budget "$budget")
+for k in "${!dirs[@]}"; do args+=("--$k" "${dirs[$k]}"); done
+free0=$(dmem_sum free)
+echo "== $bin ${args[*]}"
+t0=$SECONDS
+"$bin" "${args[@]}" | while IFS= read -r l; do out "$l"; done
+meta bench_seconds $((SECONDS - t0))
+meta dmem_free_before_after "$free0/$(dmem_sum free)"
+for d in "${dirs[@]}"; do umount "$d"; done
+
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -2 | tr -s ' \n' '_')
+meta dmesg "${bad:-clean}"
+finished=1
+out L1-DONE
+exec 3>&-

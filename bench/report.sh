@@ -1,0 +1,129 @@
+#!/bin/bash
+# bench/report.sh RAW OUTDIR: turn the lines of a benchmark boot (META,
+# BENCH, SKIP, HVO, HVOSKIP; see bench/dmem-bench.c and bench/l1-bench.sh)
+# into OUTDIR/report.md, report.json and report.svg.  Times are medians of
+# the rounds; every ratio is against dmemfs 2M with MADV_POPULATE_WRITE.
+set -euo pipefail
+raw=$1 dir=$2
+mkdir -p "$dir"
+LC_ALL=C awk -v md="$dir/report.md" -v js="$dir/report.json" -v svg="$dir/report.svg" '
+function kv(line, key,    m) { # value of key=... in a line
+	if (match(line, "(^| )" key "=[^ ]*")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(key) + 2) }
+	return ""
+}
+function median(list,    a, n, i, j, t) {
+	n = split(list, a, ",")
+	for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return n % 2 ? a[(n + 1) / 2] + 0 : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function ms(ns) { return sprintf("%.1f", ns / 1e6) }
+function x2(r) { return r == "" ? "-" : sprintf("%.2f", r) }
+function jnum(v) { return v == "" ? "null" : v }
+function jstr(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return "\"" s "\"" }
+function kib(b) { return sprintf("%.0f", b / 1024) }
+/^META / { k = $2; sub(/=.*/, "", k); v = substr($0, length(k) + 7); meta[k] = v; next }
+/^BENCH / {
+	v = kv($0, "variant")
+	if (!(v in ns)) { order[++nv] = v; backing[v] = kv($0, "backing"); psz[v] = kv($0, "pagesize"); meth[v] = kv($0, "method") }
+	ns[v] = ns[v] (ns[v] == "" ? "" : ",") kv($0, "ns")
+	after[v] = after[v] (after[v] == "" ? "" : ",") kv($0, "after_ns")
+	rel[v] = rel[v] (rel[v] == "" ? "" : ",") kv($0, "release_ns")
+	pt[v] = kv($0, "pt_kb"); slab[v] = kv($0, "slab_kb"); ahp[v] = kv($0, "anonhuge_kb"); dused[v] = kv($0, "dmem_used_kb")
+	mib = kv($0, "mib"); nrep[v]++
+	next
+}
+/^SKIP / { v = kv($0, "variant"); if (!(v in skipped)) { skips[++ns_] = v; skipped[v] = kv($0, "reason") } next }
+/^HVO / {
+	s = kv($0, "size"); h = kv($0, "hvo"); p = kv($0, "pages") + 0; hvotry[s]++
+	if (p > 0) { szkb = s == "1G" ? 1048576 : 2048
+		back[s, h] += p * szkb - kv($0, "free_drop_kb"); if (kv($0, "total_rise_kb") + 0 > totmax[s, h] + 0) { totmax[s, h] = kv($0, "total_rise_kb") + 0; totgib[s, h] = p * szkb / 1048576 } gib[s, h] += p * szkb / 1048576; nh[s, h]++ }
+	next
+}
+/^HVOSKIP / { hvoskip[kv($0, "size")] = kv($0, "reason"); next }
+END {
+	GiB = 1073741824
+	base = "dmem-2M-populate"
+	for (i = 1; i <= nv; i++) { v = order[i]; med[v] = median(ns[v]); aft[v] = median(after[v]); relm[v] = median(rel[v]) }
+	bmed = (base in med) ? med[base] : 0
+	for (i = 1; i <= nv; i++) { v = order[i]; ratio[v] = bmed ? med[v] / bmed : ""; if (aft[v] > 0) ratio2[v] = bmed ? (med[v] + aft[v]) / bmed : "" }
+	npz = split("4K 2M 1G", pz, " ")
+	for (i = 1; i <= npz; i++) { t = "dmem-" pz[i] "-touch"; p = "dmem-" pz[i] "-populate"
+		speed[pz[i]] = (t in med && p in med && med[p] > 0) ? med[t] / med[p] : "" }
+	# ---- metadata
+	dtot = meta["dmem_total_bytes"] + 0; dg = dtot / GiB
+	mm_boot = (dg > 0 && meta["boot_reserved_delta_bytes"] != "") ? meta["boot_reserved_delta_bytes"] / dg : ""
+	mm_sysfs = (dg > 0 && meta["dmem_memmap_saved_bytes_sysfs"] + 0 > 0) ? meta["dmem_memmap_saved_bytes_sysfs"] / dg : ""
+	mm = mm_boot != "" ? mm_boot : mm_sysfs
+	mm_how = mm_boot != "" ? "measured: kernel \"reserved\" (Memory: line) of the baseline boot minus this boot, per GiB of dmem" : "dmem memmap_saved_bytes per GiB of dmem"
+	nodmem_memmap = (meta["present_delta_bytes"] != "" && meta["present_delta_bytes"] + 0 == dtot && dtot > 0) ? "measured: zone present pages fell by exactly the dmem total" : "modelled"
+	nm = 0
+	mrow("dmemfs (4K, 2M, 1G)", 0, nodmem_memmap " (no struct page); allocator bitmap 32 KiB/GiB modelled (1 bit per 4 KiB)")
+	mrow("normal RAM: THP, memfd, hugetlb no HVO", mm, mm_how)
+	split("2M 1G", hs, " ")
+	for (i = 1; i <= 2; i++) {
+		s = hs[i]
+		if ((s, 0) in nh && (s, 1) in nh) {
+			g0 = back[s, 0] * 1024 / gib[s, 0]; g1 = back[s, 1] * 1024 / gib[s, 1]
+			t1 = ((s, 1) in totgib) ? totmax[s, 1] * 1024 / totgib[s, 1] : 0
+			hvo_back[s] = t1 > 0 ? t1 : g1 - g0
+			mrow("hugetlbfs " s " + HVO", mm - hvo_back[s], sprintf("measured: the first HVO allocation of %g GiB of %s pages raised MemTotal by %s KiB/GiB (boot-time vmemmap pages freed to the buddy allocator; the kernel states %s KiB per page); MemFree deltas (not used: reclaim during the allocation moves MemFree more than HVO does) give back %s KiB/GiB with vm.hugetlb_optimize_vmemmap=1 and %s with 0 (%d runs each)", totgib[s, 1], s, kib(t1), meta["kernel_hvo_freeable_kib_" s] == "" ? "?" : meta["kernel_hvo_freeable_kib_" s], kib(g1), kib(g0), nh[s, 1]))
+		} else {
+			f = meta["kernel_hvo_freeable_kib_" s] + 0; per = s == "1G" ? 1 : 512
+			mrow("hugetlbfs " s " + HVO", mm - f * 1024 * per, "modelled: memmap less the kernel'"'"'s own \"vmemmap can be freed\" figure (" (s in hvoskip ? hvoskip[s] : (s in hvotry ? "run-time allocation of " s " pages failed" : "not run")) ")")
+		}
+	}
+	# ---- markdown
+	printf "# dmemfs populate benchmark (`make bench`)\n\n" > md
+	printf "One L1 boot (%s), kernel %s, %s vCPUs, %s MiB per run, median of %s round(s); the benchmark part took %s s in L1, `make bench` %s s on the host.\n", meta["accelerator"], meta["kernel"], meta["cpus"], mib, nrep[base] ? nrep[base] : "?", meta["bench_seconds"], meta["host_seconds"] > md
+	printf "Absolute times under TCG are slow and noisy; compare the ratios. Ratio = time / time of **%s** (lower is faster).\n\n", base > md
+	printf "| variant | backing | page | method | median ms | ratio | then touch ms | total ratio | MiB/s | page tables KiB/GiB | release ms |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n" > md
+	for (i = 1; i <= nv; i++) { v = order[i]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %s |\n", v, backing[v], psz[v], meth[v], ms(med[v]), x2(ratio[v]),
+			(aft[v] > 0 ? ms(aft[v]) : ""), (aft[v] > 0 ? x2(ratio2[v]) : ""), (med[v] > 0 ? mib / (med[v] / 1e9) : 0), pt[v] * 1024 / mib, ms(relm[v]) > md }
+	for (i = 1; i <= ns_; i++) printf "| %s | skipped: %s |||||||||| \n", skips[i], skipped[skips[i]] > md
+	printf "\n\"then touch\": after fallocate, the faults that map the preallocated dpages (total ratio = both). Page tables: PageTables growth while populated.\n\n" > md
+	if ("thp-populate" in ahp) printf "THP check: AnonHugePages grew by %s KiB in a %s MiB thp-populate run; its page tables are the PTE pages deposited with every huge PMD.\n\n", ahp["thp-populate"], mib > md
+	printf "**MADV_POPULATE_WRITE over first touch on dmemfs:**" > md
+	for (i = 1; i <= npz; i++) printf " %s %s×%s", pz[i], x2(speed[pz[i]]), (i < npz ? "," : "") > md
+	printf " (touch time / populate time).\n\n" > md
+	printf "## Metadata: struct page memory per GiB\n\n| backing | memmap KiB per GiB | how |\n|---|---:|---|\n" > md
+	for (i = 1; i <= nm; i++) printf "| %s | %s | %s |\n", mname[i], mval[i] == "" ? "?" : kib(mval[i]), mhow[i] > md
+	printf "\nModel for comparison: 64 B of struct page per 4 KiB = 16384 KiB/GiB. dmem measured: %.0f B reserved, MemTotal %s B lower, kernel memmap_saved_bytes %s.\n", dtot, meta["memtotal_delta_bytes"], meta["dmem_memmap_saved_bytes_sysfs"] > md
+	printf "Pools: %s; THP %s, shmem THP %s; dmem free before/after the runs: %s B; kernel log during the run: %s.\n", meta["cmdline_hugetlb"], meta["thp_enabled"], meta["shmem_thp"], meta["dmem_free_before_after"], meta["dmesg"] > md
+	printf "Not measured here: VFIO MAP_DMA time (needs a vIOMMU and a device in L1, which run-l1.sh does not give) and L2 start time with virsh.\n" > md
+	# ---- json
+	printf "{\n  \"baseline\": %s,\n  \"mib\": %s,\n  \"accelerator\": %s,\n  \"kernel\": %s,\n  \"bench_seconds\": %s,\n  \"variants\": [\n", jstr(base), mib, jstr(meta["accelerator"]), jstr(meta["kernel"]), jnum(meta["bench_seconds"]) > js
+	for (i = 1; i <= nv; i++) { v = order[i]
+		printf "    {\"name\": %s, \"backing\": %s, \"pagesize\": %s, \"method\": %s, \"samples_ns\": [%s], \"median_ns\": %.0f, \"ratio\": %s, \"then_touch_ns\": %s, \"total_ratio\": %s, \"pagetables_kb\": %s, \"unreclaimable_slab_kb\": %s, \"anonhuge_kb\": %s, \"dmem_used_kb\": %s, \"release_ns\": %.0f}%s\n",
+			jstr(v), jstr(backing[v]), jstr(psz[v]), jstr(meth[v]), ns[v], med[v], jnum(ratio[v] == "" ? "" : sprintf("%.4f", ratio[v])),
+			(aft[v] > 0 ? sprintf("%.0f", aft[v]) : "null"), (aft[v] > 0 ? sprintf("%.4f", ratio2[v]) : "null"), jnum(pt[v]), jnum(slab[v]), jnum(ahp[v]), jnum(dused[v]), relm[v], (i < nv ? "," : "") > js }
+	printf "  ],\n  \"skipped\": {" > js
+	for (i = 1; i <= ns_; i++) printf "%s%s: %s", (i > 1 ? ", " : ""), jstr(skips[i]), jstr(skipped[skips[i]]) > js
+	printf "},\n  \"populate_over_touch_speedup\": {\"dmem-4K\": %s, \"dmem-2M\": %s, \"dmem-1G\": %s},\n", jnum(speed["4K"] == "" ? "" : sprintf("%.3f", speed["4K"])), jnum(speed["2M"] == "" ? "" : sprintf("%.3f", speed["2M"])), jnum(speed["1G"] == "" ? "" : sprintf("%.3f", speed["1G"])) > js
+	printf "  \"memmap_bytes_per_gib\": [\n" > js
+	for (i = 1; i <= nm; i++) printf "    {\"backing\": %s, \"bytes\": %s, \"how\": %s}%s\n", jstr(mname[i]), mval[i] == "" ? "null" : sprintf("%.0f", mval[i]), jstr(mhow[i]), (i < nm ? "," : "") > js
+	printf "  ],\n  \"meta\": {" > js
+	n = 0; for (k in meta) printf "%s%s: %s", (n++ ? ", " : ""), jstr(k), jstr(meta[k]) > js
+	printf "}\n}\n" > js
+	# ---- svg: ratios on a log scale, then memmap per GiB
+	W = 900; L = 260; R = 120; bh = 18; top = 50; pw = W - L - R
+	lo = 0; hi = 0
+	for (i = 1; i <= nv; i++) { v = order[i]; if (ratio[v] > 0) { l = log(ratio[v]) / log(10); if (l < lo) lo = l; if (l > hi) hi = l } }
+	lo = int(lo) - (lo < int(lo) ? 1 : 0); hi = int(hi) + (hi > int(hi) ? 1 : 0); if (hi <= lo) hi = lo + 1
+	h1 = top + nv * (bh + 4) + 30; h = h1 + 60 + nm * (bh + 4) + 30
+	printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, h > svg
+	printf "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">Populate %s MiB: time relative to %s (log scale, lower is faster)</text>\n", mib, base > svg
+	for (d = lo; d <= hi; d++) { x = L + pw * (d - lo) / (hi - lo)
+		printf "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"%s\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g×</text>\n", x, top - 8, x, top + nv * (bh + 4), d == 0 ? "red" : "#ccc", x, top - 12, 10 ^ d > svg }
+	col["dmemfs"] = "#1f77b4"; col["hugetlbfs"] = "#ff7f0e"; col["anon-THP"] = "#2ca02c"; col["shmem"] = "#9467bd"
+	for (i = 1; i <= nv; i++) { v = order[i]; y = top + (i - 1) * (bh + 4)
+		w = ratio[v] > 0 ? pw * (log(ratio[v]) / log(10) - lo) / (hi - lo) : 0
+		printf "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/><text x=\"%.1f\" y=\"%d\">%s× (%s ms)</text>\n", L - 6, y + bh - 4, v, L, y, w, bh, col[backing[v]], L + w + 4, y + bh - 4, x2(ratio[v]), ms(med[v]) > svg }
+	printf "<text x=\"10\" y=\"%d\" font-size=\"15\" font-weight=\"bold\">struct page memory (memmap) per GiB of guest memory, KiB</text>\n", h1 + 30 > svg
+	mx = 1; for (i = 1; i <= nm; i++) if (mval[i] > mx) mx = mval[i]
+	for (i = 1; i <= nm; i++) { y = h1 + 50 + (i - 1) * (bh + 4); w = mval[i] > 0 ? pw * mval[i] / mx : 0
+		printf "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#555\"/><text x=\"%.1f\" y=\"%d\">%s KiB</text>\n", L - 6, y + bh - 4, substr(mname[i], 1, 40), L, y, w, bh, L + w + 4, y + bh - 4, mval[i] == "" ? "?" : kib(mval[i]) > svg }
+	printf "</svg>\n" > svg
+}
+function mrow(name, val, how) { mname[++nm] = name; mval[nm] = val; mhow[nm] = how }
+' "$raw"

@@ -1,0 +1,49 @@
+#!/bin/bash
+# Host driver of `make bench`: one benchmark boot of L1 (through
+# nested-test/run-l1.sh, which first makes its short no-dmem= baseline boot
+# for the memory accounting), then build/bench/report.{md,json,svg}.
+#
+# Knobs (environment): BENCH_MIB (1024: size of every run), BENCH_REPS (3),
+# BENCH_BUDGET (150: seconds in L1 after which no new round starts),
+# BENCH_L1_TIMEOUT (420), plus run-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
+# Benchmarks never fail the build for their numbers; the script exits
+# non-zero only when no benchmark line came back at all.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+TOP=${TOP:-$(cd "$here/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+out=$BUILD/bench
+mib=${BENCH_MIB:-1024}
+reps=${BENCH_REPS:-3}
+budget=${BENCH_BUDGET:-150}
+export TOP BUILD
+t0=$SECONDS
+
+# The boot-time pools: enough for one run of each hugetlbfs size.
+gig=$(((mib + 1023) / 1024))
+append="nokaslr hugepagesz=2M hugepages=$(((mib + 1) / 2)) hugepagesz=1G hugepages=$gig"
+append="$append bench.mib=$mib bench.reps=$reps bench.budget=$budget"
+mkdir -p "$out"
+rm -rf "$out/run"
+echo "[bench] L1 with $append"
+RESULTS=$out/run L1_SCRIPT=$TOP/bench/l1-bench.sh TESTBIN=$out/dmem-bench \
+	L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-420} \
+	"$TOP/nested-test/run-l1.sh"
+raw=$out/run/l1/test-results.log
+{
+	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"
+	echo "META host_seconds=$((SECONDS - t0))"
+	tr -d '\r' < "$raw" 2> /dev/null
+} > "$out/raw.txt"
+if ! grep -q '^BENCH ' "$out/raw.txt"; then
+	echo "[bench] no benchmark results came back; see $out/run/l1/test-console.log" >&2
+	exit 1
+fi
+"$TOP/bench/report.sh" "$out/raw.txt" "$out" || exit 1
+# The capacity side, when the capacity tool is built: the same L1 as planned.
+if [ -x "$BUILD/bin/dmem-capacity" ]; then
+	"$BUILD/bin/dmem-capacity" --host node0=5G,node1=5G --dmem node0=2G,node1=2G \
+		--svg "$out/capacity.svg" > "$out/capacity.txt" 2>&1 || true
+fi
+cat "$out/report.md"
+echo "[bench] $out/report.md report.json report.svg ($((SECONDS - t0))s)"
