@@ -32,6 +32,7 @@ checkpatch: tree
 -include guest-images/guest.mk
 -include nested-test/nested.mk
 -include nested-test/acceptance/acceptance.mk
+-include bench/bench.mk
 
 # Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
 # to $(RESULTS)/<step>.results and must write a FAIL line itself if it breaks.

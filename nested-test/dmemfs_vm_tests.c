@@ -464,8 +464,14 @@ TEST_F_TIMEOUT(dmemfs, truncate_races_faults, 300)
 	}
 	for (i = 0; i < rounds; i++) {
 		ASSERT_EQ(0, ftruncate(fd, (i % k) * ps));
+		usleep(1000);
 		ASSERT_EQ(0, ftruncate(fd, len));
+		usleep(1000);
 	}
+	/* let every thread fault on the full-size file at least once */
+	for (i = 0; i < 4; i++)
+		while (!r[i].faults)
+			usleep(10000);
 	stop = 1;
 	for (i = 0; i < 4; i++) {
 		pthread_join(t[i], NULL);
