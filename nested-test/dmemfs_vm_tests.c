@@ -485,3 +485,30 @@ TEST_F_TIMEOUT(dmemfs, truncate_races_faults, 300)
 	why = kmsg_bad(kfd);
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
 }
+
+#define KNOB "/sys/module/dmemfs/parameters/max_alloc_try_dpages"
+
+/* One fault allocates max_alloc_try_dpages dpages; bad values are refused. */
+TEST_F_TIMEOUT(dmemfs, max_alloc_try_dpages, 120)
+{
+	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4;
+	struct dstats before, now;
+	char *p;
+	int fd;
+
+	/* 1G: the pool has one dpage a node, nothing to allocate ahead */
+	ASSERT_EQ(0, read_stats(&before));
+	EXPECT_NE(0, write_str(KNOB, "0"));
+	EXPECT_NE(0, write_str(KNOB, "65"));
+	ASSERT_EQ(0, write_str(KNOB, ps == SZ_1G ? "1" : "4"));
+	fd = open_file(_metadata, self->dir, "ahead", 8 * ps > SZ_1G ? ps : 8 * ps);
+	p = map_fd(_metadata, fd, ps);
+	p[0] = 1;
+	write_str(KNOB, "1");
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(k * ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "ahead");
+	expect_baseline(_metadata, &before, "after unlink");
+}
