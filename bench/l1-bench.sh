@@ -34,12 +34,9 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 
-if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
-else
-	exec 3>&1
-fi
-out() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+# shellcheck source=nested-test/l1-channel.sh
+. "$(dirname "$0")/../nested-test/l1-channel.sh"
+out() { res "$@"; }
 meta() { out "META $1=$2"; }
 trap 'st=$?; [ -n "${finished:-}" ] || { out "META aborted=status-$st-line-$LINENO"; out L1-DONE; }' EXIT
 

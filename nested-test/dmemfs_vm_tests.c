@@ -7,7 +7,9 @@
  * Included by dmemfs_test.c: the tests run for each page-size variant of
  * its dmemfs fixture and use its helpers (stats, kmsg, patterns).
  */
+#include <linux/loop.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/uio.h>
 
 #ifndef MPOL_PREFERRED_MANY
@@ -262,6 +264,55 @@ TEST_F_TIMEOUT(dmemfs, gup_users_no_oops, 120)
 	ASSERT_EQ(0, munmap(p, ps));
 	close(fd);
 	unlink_in(_metadata, self->dir, "gup");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/*
+ * O_DIRECT from a block device into a dmem mapping pins the destination
+ * with get_user_pages(): it must fail cleanly (EFAULT) or work, never oops.
+ * The device is a loop device over a file in L1's tmpfs.
+ */
+TEST_F_TIMEOUT(dmemfs, o_direct_into_mapping, 120)
+{
+	char img[] = "/tmp/dmemfs-odirect.XXXXXX", dev[32], *p, *why;
+	size_t len = 64 * 1024, ps = variant->ps < len ? len : variant->ps;
+	int fd, bfd, lc, lfd, dfd, n, kfd;
+	ssize_t r;
+
+	kfd = kmsg_open();
+	bfd = mkstemp(img);
+	ASSERT_LE(0, bfd);
+	unlink(img);
+	ASSERT_EQ(0, ftruncate(bfd, 1 << 20));
+	lc = open("/dev/loop-control", O_RDWR);
+	ASSERT_LE(0, lc) TH_LOG("/dev/loop-control: %s", strerror(errno));
+	n = ioctl(lc, LOOP_CTL_GET_FREE);
+	ASSERT_LE(0, n);
+	snprintf(dev, sizeof(dev), "/dev/loop%d", n);
+	lfd = open(dev, O_RDWR);
+	ASSERT_LE(0, lfd) TH_LOG("%s: %s", dev, strerror(errno));
+	ASSERT_EQ(0, ioctl(lfd, LOOP_SET_FD, bfd));
+
+	fd = open_file(_metadata, self->dir, "odirect", ps);
+	p = map_fd(_metadata, fd, ps);
+	memset(p, 0x5a, len);
+	dfd = open(dev, O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, dfd) TH_LOG("open %s O_DIRECT: %s", dev, strerror(errno));
+	errno = 0;
+	r = pread(dfd, p, len, 0);
+	EXPECT_TRUE(r == (ssize_t)len || (r < 0 && errno == EFAULT))
+		TH_LOG("O_DIRECT read into the mapping: %zd %s", r, strerror(errno));
+	close(dfd);
+	ioctl(lfd, LOOP_CLR_FD, 0);
+	close(lfd);
+	close(lc);
+	close(bfd);
+
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "odirect");
 	why = kmsg_bad(kfd);
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
 	expect_baseline(_metadata, &self->base, "after unlink");

@@ -26,12 +26,8 @@ for a in "$@"; do
 	esac
 done
 
-if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-	stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
-else
-	exec 3>&1
-fi
-res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+# shellcheck source=nested-test/l1-channel.sh
+. "$(dirname "$0")/l1-channel.sh"
 # If this script dies early, say so on the results channel.
 # shellcheck disable=SC2154
 trap 'st=$?; [ -n "${finished:-}" ] || res "FAIL: l1.trunk-script: ended early (status $st, line $LINENO)"' EXIT
