@@ -9,7 +9,7 @@ BUILD      := $(TOP)/build
 RESULTS    := $(BUILD)/results
 export TOP BUILD RESULTS
 
-.PHONY: all deps kernel tree checkpatch userspace unit fuzz guest nested test demo bench clean
+.PHONY: all deps kernel tree checkpatch userspace unit fuzz guest nested test test-debug demo bench clean
 .DEFAULT_GOAL := all
 
 all: kernel userspace guest
@@ -53,6 +53,19 @@ test:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -k test-steps; true
 	@scripts/summarize.sh $(RESULTS)
+
+# The same in-guest suite on a KASAN + PROVE_LOCKING + DEBUG_VM kernel
+# (kernel/debug.config), without the libvirt acceptance.  Not part of
+# make test: the debug build alone is a cold kernel build.
+test-debug: deps
+	@rm -rf $(BUILD)/results-debug; mkdir -p $(BUILD)/results-debug
+	@$(MAKE) --no-print-directory guest
+	@if FLAVOR=debug kernel/build.sh >&2; then echo "PASS: kernel-debug: builds"; \
+	  else echo "FAIL: kernel-debug: build failed (build/kernel-build-debug.log)"; \
+	  fi > $(BUILD)/results-debug/kernel.results
+	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="nokaslr l1.skip=virsh" \
+	  nested-test/run-l1.sh || true
+	@scripts/summarize.sh $(BUILD)/results-debug
 
 demo:
 	@$(MAKE) --no-print-directory deps

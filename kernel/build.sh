@@ -3,6 +3,10 @@
 #
 #   kernel/build.sh            extract (once), apply kernel/patches, configure, build bzImage
 #   kernel/build.sh tree       extract and apply only (for checkpatch / patch work)
+#   FLAVOR=debug kernel/build.sh
+#                              the same with kernel/debug.config on top (KASAN,
+#                              PROVE_LOCKING, DEBUG_VM) in build/linux-debug,
+#                              giving build/bzImage-debug
 #
 # The tree lives in build/linux (git, ignored by our repo).  Patches are applied
 # with "git am" on top of the tag "base"; only the patches after the first one
@@ -11,8 +15,10 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 src=/usr/src/linux-source-6.1.tar.xz
-tree=$top/build/linux
-log=$top/build/kernel-build.log
+flavor=${FLAVOR:-}
+tree=$top/build/linux${flavor:+-$flavor}
+log=$top/build/kernel-build${flavor:+-$flavor}.log
+image=$top/build/bzImage${flavor:+-$flavor}
 mode=${1:-all}
 
 say() { printf '[kernel] %s\n' "$*"; }
@@ -66,11 +72,13 @@ configure() {
 	say "configuring (x86_64_defconfig + kvm_guest.config + $(basename "$frag"))"
 	make -C "$tree" -s O= x86_64_defconfig >/dev/null
 	make -C "$tree" -s kvm_guest.config >/dev/null
-	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag" >/dev/null)
+	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag" \
+		${flavor:+"$top/kernel/$flavor.config"} >/dev/null)
 	make -C "$tree" -s olddefconfig >/dev/null
 	# Refuse silently-dropped options: every "=y" of the fragment must stick.
 	local bad
-	bad=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$frag" | while read -r l; do
+	bad=$(cat "$frag" ${flavor:+"$top/kernel/$flavor.config"} |
+		grep -E '^CONFIG_[A-Z0-9_]+=y' | while read -r l; do
 		grep -qx "$l" "$tree/.config" || echo "${l%%=*}"; done)
 	if [ -n "$bad" ]; then
 		say "config options not taken: $(echo $bad)"; exit 1
@@ -100,8 +108,8 @@ build() {
 		say "build FAILED after $((SECONDS - start)) s; last lines of the log:"
 		tail -n 30 "$log"; exit 1
 	fi
-	cp "$tree/arch/x86/boot/bzImage" "$top/build/bzImage"
-	say "bzImage ready: build/bzImage ($(stat -c %s "$top/build/bzImage") bytes, $((SECONDS - start)) s)"
+	cp "$tree/arch/x86/boot/bzImage" "$image"
+	say "bzImage ready: ${image#$top/} ($(stat -c %s "$image") bytes, $((SECONDS - start)) s)"
 }
 
 extract

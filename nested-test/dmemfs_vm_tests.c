@@ -563,3 +563,35 @@ TEST_F_TIMEOUT(dmemfs, max_alloc_try_dpages, 120)
 	unlink_in(_metadata, self->dir, "ahead");
 	expect_baseline(_metadata, &before, "after unlink");
 }
+
+/*
+ * The dpages live in an xarray private to the inode: fadvise(DONTNEED)
+ * and drop_caches, which erase value entries in the page cache, must not
+ * lose a byte of a file or leak its memory.
+ */
+TEST_F_TIMEOUT(dmemfs, drop_caches_and_fadvise_keep_data, 120)
+{
+	size_t len = 256 * 1024, ps = variant->ps < len ? len : variant->ps;
+	struct dstats before, now;
+	char *p;
+	int fd;
+
+	fd = open_file(_metadata, self->dir, "keep", ps);
+	p = map_fd(_metadata, fd, ps);
+	fill(p, len, 77);
+	ASSERT_EQ(0, read_stats(&before));
+	ASSERT_EQ(0, munmap(p, ps));
+	EXPECT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	sync();
+	EXPECT_EQ(0, write_str("/proc/sys/vm/drop_caches", "3"));
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(sum(before.used, before.nr), sum(now.used, now.nr));
+	p = map_fd(_metadata, fd, ps);
+	EXPECT_EQ(-1, check(p, len, 77)) TH_LOG("data changed after fadvise/drop_caches");
+	ASSERT_EQ(0, read_stats(&now));
+	EXPECT_EQ(sum(before.used, before.nr), sum(now.used, now.nr));
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, self->dir, "keep");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}

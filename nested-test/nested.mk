@@ -15,7 +15,15 @@ DMEMFS_TEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-paramet
 		      -Werror -I$(HARNESS_DIR)
 
 .PHONY: guest nested test-nested
-guest: $(DMEMFS_TEST)
+GUP_TEST         := $(GUEST)/gup_test
+guest: $(DMEMFS_TEST) $(GUP_TEST)
+
+# The upstream 6.1 selftest, built unmodified from the extracted tree.
+$(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@) (tools/testing/selftests/vm, unmodified)"
+	@$(CC) -O2 -I$(BUILD)/linux -I$(HARNESS_DIR) -I$(HARNESS_DIR)/vm -o $@ \
+	  $(HARNESS_DIR)/vm/gup_test.c -lpthread
 
 # The harness header comes from the extracted kernel tree.
 $(HARNESS_DIR)/kselftest_harness.h:
