@@ -165,58 +165,52 @@ TEST_F_TIMEOUT(dmemfs, file_policy_outlives_mapping, 120)
 TEST_F_TIMEOUT(dmemfs, fallocate_punch_enospc, 180)
 {
 	size_t ps = variant->ps;
-	struct dstats before, now;
+	uint64_t used0 = used_all(_metadata);
 	struct stat st;
 	int fd;
 
-	ASSERT_EQ(0, read_stats(&before));
 	fd = open_file(_metadata, self->dir, "falloc", 0);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, 2 * ps)) TH_LOG("fallocate: %s", strerror(errno));
 	ASSERT_EQ(0, fstat(fd, &st));
 	EXPECT_EQ((off_t)(2 * ps), st.st_size);
 	EXPECT_EQ((blkcnt_t)(2 * ps / 512), st.st_blocks);
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(2 * ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(2 * ps, used_all(_metadata) - used0);
 
 	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ps, ps));
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
 	ASSERT_EQ(0, fstat(fd, &st));
 	EXPECT_EQ((off_t)(2 * ps), st.st_size);
 
 	/* more than the pool holds: ENOSPC and nothing left allocated */
 	errno = 0;
-	EXPECT_EQ(-1, fallocate(fd, 0, 0, sum(before.total, before.nr) + ps));
+	EXPECT_EQ(-1, fallocate(fd, 0, 0, sum(self->base.total, self->base.nr) + ps));
 	EXPECT_EQ(ENOSPC, errno);
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(ps, used_all(_metadata) - used0);
 	ASSERT_EQ(0, fstat(fd, &st));
 	EXPECT_EQ((off_t)(2 * ps), st.st_size);
 
 	close(fd);
 	unlink_in(_metadata, self->dir, "falloc");
-	expect_baseline(_metadata, &before, "after unlink");
+	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
 TEST_F_TIMEOUT(dmemfs, populate_write, 180)
 {
 	size_t ps = variant->ps, len = ps == SZ_1G ? ps : 8 * ps;
-	struct dstats before, now;
+	uint64_t used0 = used_all(_metadata);
 	char *p;
 	int fd;
 
-	ASSERT_EQ(0, read_stats(&before));
 	fd = open_file(_metadata, self->dir, "populate", len);
 	p = map_fd(_metadata, fd, len);
 	ASSERT_EQ(0, madvise(p, len, MADV_POPULATE_WRITE))
 		TH_LOG("MADV_POPULATE_WRITE: %s", strerror(errno));
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(len, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(len, used_all(_metadata) - used0);
 	EXPECT_EQ(-1, first_nonzero(p, len));
 	ASSERT_EQ(0, munmap(p, len));
 	close(fd);
 	unlink_in(_metadata, self->dir, "populate");
-	expect_baseline(_metadata, &before, "after unlink");
+	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
 /*
@@ -542,13 +536,12 @@ TEST_F_TIMEOUT(dmemfs, truncate_races_faults, 300)
 /* One fault allocates max_alloc_try_dpages dpages; bad values are refused. */
 TEST_F_TIMEOUT(dmemfs, max_alloc_try_dpages, 120)
 {
+	/* 1G: the pool has one dpage a node, nothing to allocate ahead */
 	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4;
-	struct dstats before, now;
+	uint64_t used0 = used_all(_metadata);
 	char *p;
 	int fd;
 
-	/* 1G: the pool has one dpage a node, nothing to allocate ahead */
-	ASSERT_EQ(0, read_stats(&before));
 	EXPECT_NE(0, write_str(KNOB, "0"));
 	EXPECT_NE(0, write_str(KNOB, "65"));
 	ASSERT_EQ(0, write_str(KNOB, ps == SZ_1G ? "1" : "4"));
@@ -556,12 +549,11 @@ TEST_F_TIMEOUT(dmemfs, max_alloc_try_dpages, 120)
 	p = map_fd(_metadata, fd, ps);
 	p[0] = 1;
 	write_str(KNOB, "1");
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(k * ps, sum(now.used, now.nr) - sum(before.used, before.nr));
+	EXPECT_EQ(k * ps, used_all(_metadata) - used0);
 	ASSERT_EQ(0, munmap(p, ps));
 	close(fd);
 	unlink_in(_metadata, self->dir, "ahead");
-	expect_baseline(_metadata, &before, "after unlink");
+	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
 /*
@@ -572,24 +564,22 @@ TEST_F_TIMEOUT(dmemfs, max_alloc_try_dpages, 120)
 TEST_F_TIMEOUT(dmemfs, drop_caches_and_fadvise_keep_data, 120)
 {
 	size_t len = 256 * 1024, ps = variant->ps < len ? len : variant->ps;
-	struct dstats before, now;
+	uint64_t used0;
 	char *p;
 	int fd;
 
 	fd = open_file(_metadata, self->dir, "keep", ps);
 	p = map_fd(_metadata, fd, ps);
 	fill(p, len, 77);
-	ASSERT_EQ(0, read_stats(&before));
+	used0 = used_all(_metadata);
 	ASSERT_EQ(0, munmap(p, ps));
 	EXPECT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
 	sync();
 	EXPECT_EQ(0, write_str("/proc/sys/vm/drop_caches", "3"));
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(sum(before.used, before.nr), sum(now.used, now.nr));
+	EXPECT_EQ(used0, used_all(_metadata));
 	p = map_fd(_metadata, fd, ps);
 	EXPECT_EQ(-1, check(p, len, 77)) TH_LOG("data changed after fadvise/drop_caches");
-	ASSERT_EQ(0, read_stats(&now));
-	EXPECT_EQ(sum(before.used, before.nr), sum(now.used, now.nr));
+	EXPECT_EQ(used0, used_all(_metadata));
 	ASSERT_EQ(0, munmap(p, ps));
 	close(fd);
 	unlink_in(_metadata, self->dir, "keep");
