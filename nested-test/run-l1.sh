@@ -50,6 +50,9 @@ work=$RESULTS/l1
 mkdir -p "$RESULTS" "$work"
 
 say() { printf '[nested] %s\n' "$*" >&2; }
+# One L1 at a time on this machine: two would not fit in memory or CPU.
+exec 9> "${L1_LOCK:-/tmp/dmemfs-host-l1.lock}"
+flock -n 9 || { say "waiting for the L1 that is already running"; flock 9; }
 lines=()
 add() { lines+=("$*"); }
 finish() {
