@@ -108,7 +108,7 @@ build() {
 		say "build FAILED after $((SECONDS - start)) s; last lines of the log:"
 		tail -n 30 "$log"; exit 1
 	fi
-	cp "$tree/arch/x86/boot/bzImage" "$image"
+	cp "$tree/arch/x86/boot/bzImage" "$image.tmp" && mv "$image.tmp" "$image"
 	say "bzImage ready: ${image#$top/} ($(stat -c %s "$image") bytes, $((SECONDS - start)) s)"
 }
 
