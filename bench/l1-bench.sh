@@ -6,7 +6,8 @@
 #                                  accounting line, nothing else
 #   l1-bench.sh --build=DIR --base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB
 #       mount dmemfs 4K/2M/1G and hugetlbfs 2M/1G, measure HVO, run
-#       DIR/bench/dmem-bench, and send its lines plus META key=value lines
+#       DIR/bench/dmem-bench and DIR/guest/vfio_dmem_test --bench (VFIO
+#       MAP_DMA timing), and send their lines plus META key=value lines
 #       to the results channel (ttyS1), then L1-DONE.
 #
 # Knobs from the kernel command line (run-bench.sh puts them there):
@@ -110,7 +111,40 @@ t0=$SECONDS
 "$bin" "${args[@]}" | while IFS= read -r l; do out "$l"; done
 meta bench_seconds $((SECONDS - t0))
 meta dmem_free_before_after "$free0/$(dmem_sum free)"
+
+# ---- VFIO: MAP_DMA + UNMAP_DMA of $mib MiB per backing, through the vIOMMU
+# and the edu device of run-l1.sh (nested-test/vfio_dmem_test.c --bench).
+vbin=$build/guest/vfio_dmem_test
+# shellcheck source=nested-test/vfio-lib.sh
+. "$TOP/nested-test/vfio-lib.sh"
+if [ ! -x "$vbin" ]; then
+	out "VFIOSKIP variant=all reason=$vbin not built"
+elif ! bdf=$(vfio_edu_bdf); then
+	out "VFIOSKIP variant=all reason=no edu device (1234:11e8) in L1"
+elif ! grp=$(vfio_bind "$bdf" 2> /tmp/vfio-bind.err); then
+	out "VFIOSKIP variant=all reason=binding $bdf to vfio-pci: $(tr -s '\n' ' ' < /tmp/vfio-bind.err)"
+else
+	meta vfio_device "$bdf/group$grp"
+	echo "== $vbin --bench (device $bdf, group $grp)"
+	t1=$SECONDS
+	VFIO_BDF=$bdf "$vbin" --bench --mib "$mib" --reps "$reps" \
+		--dmem-2M "${dirs[dmem2m]:-}" --dmem-1G "${dirs[dmem1g]:-}" \
+		--huge-2M "${dirs[huge2m]:-}" --huge-1G "${dirs[huge1g]:-}" |
+		while IFS= read -r l; do echo "$l"; case $l in VFIO*) out "$l" ;; esac; done
+	meta vfio_bench_seconds $((SECONDS - t1))
+	vfio_unbind "$bdf"
+fi
+meta dmem_free_after_vfio "$(dmem_sum free)"
 for d in "${dirs[@]}"; do umount "$d"; done
+
+# ---- L2 start time through libvirt: dmem vs hugetlbfs vs anonymous
+echo "== bench/l1-l2start.sh"
+t0=$SECONDS
+meta l2start_cell_mib 256
+bash "$TOP/bench/l1-l2start.sh" 2 256 2>&1 | while IFS= read -r l; do
+	case $l in L2START*) out "$l" ;; *) echo "$l" ;; esac
+done
+meta l2start_seconds $((SECONDS - t0))
 
 bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -2 | tr -s ' \n' '_')
 meta dmesg "${bad:-clean}"

@@ -40,6 +40,22 @@ function kib(b) { return sprintf("%.0f", b / 1024) }
 	next
 }
 /^HVOSKIP / { hvoskip[kv($0, "size")] = kv($0, "reason"); next }
+/^VFIOBENCH / {
+	v = kv($0, "variant"); if (!(v in vmap)) { vorder[++nvf] = v; vback[v] = kv($0, "backing"); vpsz[v] = kv($0, "pagesize") }
+	vmap[v] = vmap[v] (vmap[v] == "" ? "" : ",") kv($0, "map_ns"); vunm[v] = vunm[v] (vunm[v] == "" ? "" : ",") kv($0, "unmap_ns")
+	vpin[v] = kv($0, "pinned_bytes"); vmib = kv($0, "mib")
+	next
+}
+/^VFIOSKIP / { v = kv($0, "variant"); r = $0; sub(/.* reason=/, "", r); if (!(v in vskip)) vskips[++nvs] = v; vskip[v] = r; next }
+/^L2START / {
+	b = kv($0, "backing"); if (!(b in l2n)) l2order[++nl2] = b; l2n[b]++
+	if (kv($0, "status") == "PASS") {
+		l2s[b] = l2s[b] (l2s[b] == "" ? "" : ",") kv($0, "start_ms")
+		l2a[b] = l2a[b] (l2a[b] == "" ? "" : ",") kv($0, "agent_ms")
+		l2g[b] = l2g[b] (l2g[b] == "" ? "" : ",") kv($0, "guest_boot_s")
+	} else l2why[b] = kv($0, "reason") (kv($0, "reason") == "" ? "agent status " kv($0, "status") : "")
+	next
+}
 END {
 	GiB = 1073741824
 	base = "dmem-2M-populate"
@@ -90,7 +106,30 @@ END {
 	for (i = 1; i <= nm; i++) printf "| %s | %s | %s |\n", mname[i], mval[i] == "" ? "?" : kib(mval[i]), mhow[i] > md
 	printf "\nModel for comparison: 64 B of struct page per 4 KiB = 16384 KiB/GiB. dmem measured: %.0f B reserved, MemTotal %s B lower, kernel memmap_saved_bytes %s.\n", dtot, meta["memtotal_delta_bytes"], meta["dmem_memmap_saved_bytes_sysfs"] > md
 	printf "Pools: %s; THP %s, shmem THP %s; dmem free before/after the runs: %s B; kernel log during the run: %s.\n", meta["cmdline_hugetlb"], meta["thp_enabled"], meta["shmem_thp"], meta["dmem_free_before_after"], meta["dmesg"] > md
-	printf "Not measured here: VFIO MAP_DMA time (needs a vIOMMU and a device in L1, which run-l1.sh does not give) and L2 start time with virsh.\n" > md
+	# ---- L2 start through libvirt
+	l2base = "dmem-2M"
+	for (i = 1; i <= nl2; i++) { b = l2order[i]; if (l2s[b] != "") { l2ms[b] = median(l2s[b]); l2am[b] = median(l2a[b]); l2gm[b] = median(l2g[b]) } }
+	if (nl2) {
+		printf "\n## L2 start through libvirt (`virsh start`, 2 cells x %s MiB)\n\n", meta["l2start_cell_mib"] > md
+		printf "Median of the rounds; ratio against **%s** (lower is faster). start: `virsh start` until it returns (hook, QEMU, memory); agent: until the L2 agent has written its pattern over all guest RAM and reported.\n\n", l2base > md
+		printf "| backing | runs ok | start ms | start ratio | to agent result ms | agent ratio | guest kernel to init s |\n|---|---:|---:|---:|---:|---:|---:|\n" > md
+		for (i = 1; i <= nl2; i++) { b = l2order[i]
+			if (l2s[b] == "") { printf "| %s | 0/%d | failed: %s |||||\n", b, l2n[b], l2why[b] > md; continue }
+			printf "| %s | %d/%d | %.0f | %s | %.0f | %s | %.2f |\n", b, split(l2s[b], tmp, ","), l2n[b], l2ms[b], x2(l2ms[l2base] ? l2ms[b] / l2ms[l2base] : ""), l2am[b], x2(l2am[l2base] ? l2am[b] / l2am[l2base] : ""), l2gm[b] > md }
+	}
+	# ---- VFIO MAP_DMA + UNMAP_DMA (vfio_dmem_test --bench)
+	vb = "dmem-2M"
+	for (i = 1; i <= nvf; i++) { v = vorder[i]; vmm[v] = median(vmap[v]); vum[v] = median(vunm[v]) }
+	if (nvf || nvs) {
+		printf "\n## VFIO MAP_DMA + UNMAP_DMA of %s MiB (type1v2, vIOMMU + edu device in L1)\n\n", vmib == "" ? mib : vmib > md
+		printf "`vfio_dmem_test --bench`: median of the rounds; ratio = time / time of **%s** (lower is faster). pinned: dmem pinned_bytes while mapped (0 for non-dmem backings).\n\n", vb > md
+		printf "| variant | backing | page | MAP_DMA ms | ratio | UNMAP_DMA ms | ratio | map+unmap ratio | pinned MiB |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n" > md
+		for (i = 1; i <= nvf; i++) { v = vorder[i]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f |\n", v, vback[v], vpsz[v], ms(vmm[v]), x2(vmm[vb] ? vmm[v] / vmm[vb] : ""), ms(vum[v]), x2(vum[vb] ? vum[v] / vum[vb] : ""),
+				x2(vmm[vb] + vum[vb] ? (vmm[v] + vum[v]) / (vmm[vb] + vum[vb]) : ""), vpin[v] / 1048576 > md }
+		for (i = 1; i <= nvs; i++) printf "| %s | skipped: %s ||||||||\n", vskips[i], vskip[vskips[i]] > md
+		printf "\nDevice %s; took %s s; dmem free after the VFIO runs: %s B.\n", meta["vfio_device"], meta["vfio_bench_seconds"], meta["dmem_free_after_vfio"] > md
+	}
 	# ---- json
 	printf "{\n  \"baseline\": %s,\n  \"mib\": %s,\n  \"accelerator\": %s,\n  \"kernel\": %s,\n  \"bench_seconds\": %s,\n  \"variants\": [\n", jstr(base), mib, jstr(meta["accelerator"]), jstr(meta["kernel"]), jnum(meta["bench_seconds"]) > js
 	for (i = 1; i <= nv; i++) { v = order[i]
@@ -102,7 +141,16 @@ END {
 	printf "},\n  \"populate_over_touch_speedup\": {\"dmem-4K\": %s, \"dmem-2M\": %s, \"dmem-1G\": %s},\n", jnum(speed["4K"] == "" ? "" : sprintf("%.3f", speed["4K"])), jnum(speed["2M"] == "" ? "" : sprintf("%.3f", speed["2M"])), jnum(speed["1G"] == "" ? "" : sprintf("%.3f", speed["1G"])) > js
 	printf "  \"memmap_bytes_per_gib\": [\n" > js
 	for (i = 1; i <= nm; i++) printf "    {\"backing\": %s, \"bytes\": %s, \"how\": %s}%s\n", jstr(mname[i]), mval[i] == "" ? "null" : sprintf("%.0f", mval[i]), jstr(mhow[i]), (i < nm ? "," : "") > js
-	printf "  ],\n  \"meta\": {" > js
+	printf "  ],\n  \"l2_start\": [" > js
+	for (i = 1; i <= nl2; i++) { b = l2order[i]
+		printf "%s\n    {\"backing\": %s, \"runs\": %d, \"start_ms\": [%s], \"agent_ms\": [%s], \"median_start_ms\": %s, \"median_agent_ms\": %s}", (i > 1 ? "," : ""), jstr(b), l2n[b], l2s[b], l2a[b], jnum(l2ms[b]), jnum(l2am[b]) > js }
+	printf "\n  ],\n  \"vfio_map_dma\": {\"baseline\": %s, \"mib\": %s, \"variants\": [", jstr(vb), jnum(vmib) > js
+	for (i = 1; i <= nvf; i++) { v = vorder[i]
+		printf "%s\n    {\"name\": %s, \"backing\": %s, \"pagesize\": %s, \"map_ns\": [%s], \"unmap_ns\": [%s], \"median_map_ns\": %.0f, \"median_unmap_ns\": %.0f, \"map_ratio\": %s, \"unmap_ratio\": %s, \"pinned_bytes\": %s}", (i > 1 ? "," : ""),
+			jstr(v), jstr(vback[v]), jstr(vpsz[v]), vmap[v], vunm[v], vmm[v], vum[v], jnum(vmm[vb] ? sprintf("%.4f", vmm[v] / vmm[vb]) : ""), jnum(vum[vb] ? sprintf("%.4f", vum[v] / vum[vb]) : ""), jnum(vpin[v]) > js }
+	printf "\n  ], \"skipped\": {" > js
+	for (i = 1; i <= nvs; i++) printf "%s%s: %s", (i > 1 ? ", " : ""), jstr(vskips[i]), jstr(vskip[vskips[i]]) > js
+	printf "}},\n  \"meta\": {" > js
 	n = 0; for (k in meta) printf "%s%s: %s", (n++ ? ", " : ""), jstr(k), jstr(meta[k]) > js
 	printf "}\n}\n" > js
 	# ---- svg: ratios on a log scale, then memmap per GiB

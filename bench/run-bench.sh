@@ -5,7 +5,7 @@
 #
 # Knobs (environment): BENCH_MIB (1024: size of every run), BENCH_REPS (3),
 # BENCH_BUDGET (150: seconds in L1 after which no new round starts),
-# BENCH_L1_TIMEOUT (420), plus run-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
+# BENCH_L1_TIMEOUT (900), plus run-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
 # Benchmarks never fail the build for their numbers; the script exits
 # non-zero only when no benchmark line came back at all.
 set -uo pipefail
@@ -27,7 +27,7 @@ mkdir -p "$out"
 rm -rf "$out/run"
 echo "[bench] L1 with $append"
 RESULTS=$out/run L1_SCRIPT=$TOP/bench/l1-bench.sh TESTBIN=$out/dmem-bench \
-	L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-420} \
+	L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
 	"$TOP/nested-test/run-l1.sh"
 raw=$out/run/l1/test-results.log
 {

@@ -90,6 +90,77 @@ TEST_F_TIMEOUT(dmemfs, leaf_size, 120)
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
+/* Field @key (in kB) of the /proc/self/smaps entry that starts at @addr. */
+static long smaps_kb(void *addr, const char *key)
+{
+	unsigned long start, end;
+	char line[256];
+	int in = 0;
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in = start == (unsigned long)addr;
+		else if (in && !strncmp(line, key, strlen(key)) &&
+			 line[strlen(key)] == ':')
+			kb = strtol(line + strlen(key) + 1, NULL, 10);
+		if (kb >= 0)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Extents FIEMAP reports for @fd, with a physical address each. */
+static long fiemap_extents(int fd, int *with_phys)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[8];
+	} q = { .fm = { .fm_length = FIEMAP_MAX_OFFSET, .fm_extent_count = 8 } };
+	unsigned int i;
+
+	if (ioctl(fd, FS_IOC_FIEMAP, &q))
+		return -1;
+	*with_phys = 0;
+	for (i = 0; i < q.fm.fm_mapped_extents; i++)
+		*with_phys += q.fe[i].fe_physical && !(q.fe[i].fe_flags & FIEMAP_EXTENT_UNKNOWN);
+	return q.fm.fm_mapped_extents;
+}
+
+/*
+ * smaps: the dpage size as KernelPageSize, and the file's dpages behind
+ * the mapping as Rss; FIEMAP: one extent per dpage, at its address.
+ */
+TEST_F_TIMEOUT(dmemfs, smaps_and_fiemap, 120)
+{
+	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4, len = 2 * k * ps;
+	int fd, phys;
+	char *p;
+
+	fd = open_file(_metadata, self->dir, "smaps", len);
+	p = map_fd(_metadata, fd, len);
+	EXPECT_EQ((long)(ps >> 10), smaps_kb(p, "KernelPageSize"));
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Size"));
+	EXPECT_EQ(0, smaps_kb(p, "Rss"));
+	EXPECT_EQ(0, fiemap_extents(fd, &phys));
+	touch(p, k * ps, ps);
+	EXPECT_EQ((long)((k * ps) >> 10), smaps_kb(p, "Rss"));
+	EXPECT_EQ((long)((k * ps) >> 10), smaps_kb(p, "Pss"));
+	EXPECT_EQ((long)k, fiemap_extents(fd, &phys));
+	EXPECT_EQ((int)k, phys);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, len));
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Rss"));
+	EXPECT_EQ((long)(2 * k), fiemap_extents(fd, &phys));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "smaps");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
 /* QEMU 7.2 turns policy=preferred into MPOL_PREFERRED_MANY. */
 TEST_F_TIMEOUT(dmemfs, preferred_many_node1, 120)
 {

@@ -58,6 +58,21 @@ fi
 # Let the test program's /dev/kmsg markers through the printk rate limit.
 echo on > /proc/sys/kernel/printk_devkmsg 2> /dev/null || true
 
+# tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL lines on the results
+# channel; a failure's reason is the first diagnostics of its run.
+tap_results() {
+	awk -v pfx="$1" '
+	/^#  RUN / { why = ""; next }
+	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
+		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
+		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
+		next
+	}
+	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
+	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
+	' "$2" | while IFS= read -r l; do res "$l"; done
+}
+
 # ---- dmemfs_test (kselftest harness, TAP on stdout)
 log=/tmp/dmemfs_test.log
 bin=$build/guest/dmemfs_test
@@ -68,17 +83,7 @@ if [ -x "$bin" ]; then
 	timeout -k 5 900 "$bin" 2>&1 | tee "$log" |
 		while IFS= read -r l; do printf '[%4ds] %s\n' $((SECONDS - t0)) "$l"; done
 	echo "== dmemfs_test exit ${PIPESTATUS[0]} after $((SECONDS - t0))s"
-	# TAP -> PASS/FAIL; a failure's reason is the first diagnostics of its run.
-	awk '
-	/^#  RUN / { why = ""; next }
-	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
-		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
-		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
-		next
-	}
-	/^ok [0-9]+ / { print "PASS: dmemfs_test." $3; next }
-	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: dmemfs_test." $4 ": " substr(why, 1, 300); next }
-	' "$log" | while IFS= read -r l; do res "$l"; done
+	tap_results dmemfs_test "$log"
 	grep -q '^# Totals:' "$log" || fail dmemfs_test.complete "no TAP totals: the program died or timed out"
 else
 	fail dmemfs_test.complete "$bin not built"
@@ -213,6 +218,31 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	check "l1-script:$rel" "$why" [ "$rc" -eq 0 -a "$free0" = "$free1" ]
 done
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
+
+# ---- memory errors, last: each test poisons one dmem page for good
+poisoned() {
+	local t=0 f
+	for f in /sys/kernel/mm/dmem/node*/poisoned_bytes; do
+		[ -r "$f" ] && t=$((t + $(cat "$f")))
+	done
+	echo "$t"
+}
+bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
+if [ -x "$bin" ]; then
+	echo "== $bin"
+	p0=$(poisoned) f0=$(pool_free)
+	timeout -k 5 300 "$bin" > "$log" 2>&1
+	echo "== hwpoison_test exit $?"
+	cat "$log"
+	tap_results hwpoison_test "$log"
+	p1=$(poisoned) f1=$(pool_free)
+	n=$("$bin" --list | wc -l)
+	res "# hwpoison: ${n} pages injected; poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
+	check l1.hwpoison-quarantine "poisoned_bytes ${p0} -> ${p1} and free ${f0} -> ${f1} B, want both to move by ${n} x 4096" \
+		[ $((p1 - p0)) -eq $((n * 4096)) -a $((f0 - f1)) -eq $((n * 4096)) ]
+else
+	fail l1.hwpoison-quarantine "$bin not built"
+fi
 
 # ---- nothing worse than a warning, all boot long
 bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hwpoison_test: memory errors in dmem, inside L1 (kselftest harness).
+ *
+ * For dmemfs with 4K, 2M and 1G dpages: map a file, find the pfn of one of
+ * its 4 KiB pages with FIEMAP, inject a memory error there through
+ * debugfs hwpoison/corrupt-pfn (memory_failure(), as the MCE handler
+ * calls it), and check that
+ *  - this process, early-kill, gets SIGBUS BUS_MCEERR_AO with the 4 KiB
+ *    address of the error inside the dpage and si_addr_lsb 12;
+ *  - touching that page again gets SIGBUS BUS_MCEERR_AR at it, while the
+ *    other pages of the dpage keep their data;
+ *  - /proc/self/mem refuses the poisoned page and reads a healthy one;
+ *  - the page is counted in poisoned_bytes, listed in debugfs, and never
+ *    handed out again: after the file is gone, the whole free pool of the
+ *    node is allocated again and FIEMAP shows no extent over that pfn.
+ *
+ * Each variant leaves one 4 KiB page of its node poisoned for good, so the
+ * runner (nested-test/l1-trunk.sh) runs this program last.
+ *
+ *   hwpoison_test          run all tests (TAP on stdout)
+ *   hwpoison_test --list   print the test names, one a line, and exit
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define SZ_4K		4096UL
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+#define STATS		"/sys/kernel/mm/dmem/node%d/%s_bytes"
+#define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
+#define POISONED	"/sys/kernel/debug/dmem/poisoned"
+#define MPOL_BIND	2
+#define MAGIC		0x6477706f69736f6eULL
+
+static uint64_t node_stat(int node, const char *what)
+{
+	char path[96], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), STATS, node, what);
+	f = fopen(path, "r");
+	if (!f)
+		return UINT64_MAX;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return buf[0] ? strtoull(buf, NULL, 10) : UINT64_MAX;
+}
+
+static int bind_to(int node)
+{
+	unsigned long mask = 1UL << node;
+
+	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, sizeof(mask) * 8);
+}
+
+/* Physical address behind file offset @off, from FIEMAP; 0 if none. */
+static uint64_t phys_of(int fd, uint64_t off)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[1];
+	} q = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
+
+	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1 ||
+	    q.fe[0].fe_flags & FIEMAP_EXTENT_UNKNOWN)
+		return 0;
+	return q.fe[0].fe_physical + (off - q.fe[0].fe_logical);
+}
+
+/* Whether any extent of @fd covers @pfn; -1 on error. */
+static __attribute__((noinline)) int covers_pfn(int fd, uint64_t pfn, uint64_t *extents)
+{
+	enum { N = 512 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t start = 0, phys = pfn * SZ_4K;
+	int hit = 0, last = 0;
+
+	if (!fm)
+		return -1;
+	*extents = 0;
+	while (!last && !hit) {
+		unsigned int i;
+
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm)) {
+			hit = -1;
+			break;
+		}
+		if (!fm->fm_mapped_extents)
+			break;
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			struct fiemap_extent *e = &fm->fm_extents[i];
+
+			if (phys >= e->fe_physical && phys < e->fe_physical + e->fe_length)
+				hit = 1;
+			last = e->fe_flags & FIEMAP_EXTENT_LAST;
+			start = e->fe_logical + e->fe_length;
+		}
+		*extents += fm->fm_mapped_extents;
+	}
+	free(fm);
+	return hit;
+}
+
+/* dpages of size @ps on @node that hold a poisoned page; -1 on error. */
+static long poisoned_chunks(int node, size_t ps)
+{
+	uint64_t seen[64];
+	char line[128];
+	long n = 0, i;
+	FILE *f = fopen(POISONED, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+		uint64_t chunk;
+
+		if (!sp || atoi(line) != node || line[0] == 'n')
+			continue;
+		chunk = strtoull(sp + 1, NULL, 16) * SZ_4K / ps;
+		for (i = 0; i < n && seen[i] != chunk; i++)
+			;
+		if (i == n && n < 64)
+			seen[n++] = chunk;
+	}
+	fclose(f);
+	return n;
+}
+
+static int listed_poisoned(uint64_t pfn)
+{
+	char line[128];
+	int found = 0;
+	FILE *f = fopen(POISONED, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (sp && strtoull(sp + 1, NULL, 16) == pfn)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/* What the last SIGBUS said; AR jumps back, AO returns. */
+static sigjmp_buf bus_env;
+static volatile sig_atomic_t bus_count, bus_code, bus_lsb;
+static void *volatile bus_addr;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	bus_count++;
+	bus_code = si->si_code;
+	bus_addr = si->si_addr;
+	bus_lsb = si->si_addr_lsb;
+	if (si->si_code != BUS_MCEERR_AO)
+		siglongjmp(bus_env, 1);
+}
+
+/* Read *@addr; -1 if that raised a SIGBUS that jumped back. */
+static __attribute__((noinline)) int read_or_sigbus(volatile uint64_t *addr, uint64_t *val)
+{
+	bus_count = 0;
+	if (sigsetjmp(bus_env, 1))
+		return -1;
+	*val = *addr;
+	return 0;
+}
+
+FIXTURE(hwpoison) {
+	char dir[64];
+	int mounted;
+};
+
+FIXTURE_VARIANT(hwpoison) {
+	const char *opts;
+	size_t ps;
+	int node;		/* 1G on node 1 keeps node 0's GiBs whole */
+	size_t bad_off;		/* offset of the page to poison in the file */
+};
+
+FIXTURE_VARIANT_ADD(hwpoison, 4K) {
+	.opts = "pagesize=4K", .ps = SZ_4K, .node = 0, .bad_off = 5 * SZ_4K,
+};
+FIXTURE_VARIANT_ADD(hwpoison, 2M) {
+	.opts = "pagesize=2M", .ps = SZ_2M, .node = 0, .bad_off = SZ_2M + 7 * SZ_4K,
+};
+FIXTURE_VARIANT_ADD(hwpoison, 1G) {
+	.opts = "pagesize=1G", .ps = SZ_1G, .node = 1, .bad_off = (5UL << 20) + 3 * SZ_4K,
+};
+
+FIXTURE_SETUP(hwpoison)
+{
+	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
+	strcpy(self->dir, "/tmp/hwpoison.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, variant->opts)) {
+		TH_LOG("mount dmemfs %s: %s", variant->opts, strerror(errno));
+		rmdir(self->dir);
+	}
+	self->mounted = 1;
+}
+
+FIXTURE_TEARDOWN(hwpoison)
+{
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+TEST_F(hwpoison, sigbus_and_quarantine)
+{
+	size_t size = variant->bad_off - variant->bad_off % variant->ps + variant->ps;
+	uint64_t free0, pois0, phys, pfn, extents[1], want_free, val;
+	size_t good_off = variant->bad_off + SZ_4K;
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	volatile uint64_t *bad, *good;
+	char path[128], buf[32], byte;
+	int fd, mem, len, hit;
+	uint8_t *p;
+	size_t i;
+
+	if (variant->ps == SZ_4K)
+		good_off = variant->bad_off - SZ_4K;	/* a neighbour dpage */
+	free0 = node_stat(variant->node, "free");
+	pois0 = node_stat(variant->node, "poisoned");
+	ASSERT_NE(UINT64_MAX, pois0) TH_LOG("no poisoned_bytes in sysfs");
+	ASSERT_LE(size, free0) TH_LOG("node%d: %lu bytes free", variant->node, free0);
+	ASSERT_EQ(0, bind_to(variant->node)) TH_LOG("set_mempolicy: %s", strerror(errno));
+	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+
+	snprintf(path, sizeof(path), "%s/guest", self->dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, size));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < size; i += SZ_4K)
+		*(uint64_t *)(p + i) = MAGIC ^ i;
+
+	phys = phys_of(fd, variant->bad_off);
+	ASSERT_NE(0, phys) TH_LOG("FIEMAP gave no physical address");
+	pfn = phys / SZ_4K;
+	TH_LOG("%s: file offset %#zx -> pfn %#lx, node%d", variant->opts,
+	       variant->bad_off, pfn, variant->node);
+
+	/* memory_failure(), action optional: we are early-kill */
+	len = snprintf(buf, sizeof(buf), "%#lx\n", pfn);
+	bus_count = 0;
+	mem = open(INJECT, O_WRONLY);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(len, write(mem, buf, len)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	close(mem);
+	bad = (volatile uint64_t *)(p + variant->bad_off);
+	good = (volatile uint64_t *)(p + good_off);
+	EXPECT_EQ(1, bus_count);
+	EXPECT_EQ(BUS_MCEERR_AO, bus_code);
+	EXPECT_EQ((void *)bad, bus_addr) TH_LOG("SIGBUS at %p, error at %p", bus_addr, bad);
+	EXPECT_EQ(12, bus_lsb);
+	TH_LOG("AO SIGBUS: si_addr %p (map %p + %#zx), lsb %d", bus_addr, p,
+	       (size_t)((uint8_t *)bus_addr - p), (int)bus_lsb);
+	EXPECT_EQ(pois0 + SZ_4K, node_stat(variant->node, "poisoned"));
+	EXPECT_EQ(1, listed_poisoned(pfn));
+
+	/* the poisoned page: action required at its address */
+	EXPECT_EQ(-1, read_or_sigbus(bad, &val));
+	EXPECT_EQ(1, bus_count);
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)bad, bus_addr);
+	/* the rest of the dpage keeps its data */
+	EXPECT_EQ(0, read_or_sigbus(good, &val));
+	EXPECT_EQ(MAGIC ^ good_off, val);
+	EXPECT_EQ(0, bus_count);
+
+	/* /proc/self/mem: ->access skips the poisoned page */
+	mem = open("/proc/self/mem", O_RDONLY);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(-1, pread(mem, &byte, 1, (off_t)(uintptr_t)bad));
+	EXPECT_EQ(1, pread(mem, &byte, 1, (off_t)(uintptr_t)good));
+	close(mem);
+
+	/* a second injection is refused as already poisoned */
+	mem = open(INJECT, O_WRONLY);
+	ASSERT_LE(0, mem);
+	EXPECT_EQ(-1, write(mem, buf, len));
+	close(mem);
+
+	munmap(p, size);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+
+	/*
+	 * Never handed out again: take all of the node's pool, which is every
+	 * dpage of this size but those with a poisoned page.
+	 */
+	ASSERT_EQ(0, node_stat(variant->node, "used"));
+	want_free = (node_stat(variant->node, "total") / variant->ps -
+		     poisoned_chunks(variant->node, variant->ps)) * variant->ps;
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, want_free));
+	EXPECT_EQ(0, fallocate(fd, 0, 0, want_free)) TH_LOG("fallocate %lu: %s", want_free, strerror(errno));
+	hit = covers_pfn(fd, pfn, extents);
+	EXPECT_EQ(0, hit);
+	TH_LOG("refilled node%d with %lu bytes in %lu dpages, none over pfn %#lx",
+	       variant->node, want_free, extents[0], pfn);
+	EXPECT_EQ(want_free / variant->ps, extents[0]);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+	signal(SIGBUS, SIG_DFL);
+}
+
+/* Same list as the harness runs, for the runner's expected-results set. */
+static int list_tests(void)
+{
+	struct __fixture_variant_metadata *v;
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+
+	for (f = __fixture_list; f; f = f->next)
+		for (v = f->variant; v; v = v->next)
+			for (t = f->tests; t; t = t->next)
+				printf("%s.%s.%s\n", f->name, v->name, t->name);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--list"))
+		return list_tests();
+	return test_harness_run(argc, argv);
+}
