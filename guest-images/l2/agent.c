@@ -8,6 +8,11 @@
  *    dmemfs file behind each guest cell.
  * 2. Steal time: the KVM CPUID feature bit and the steal column of
  *    /proc/stat before and after the work (must not exceed elapsed time).
+ *    With --steal SECONDS (init passes l2.steal=SECONDS from the kernel
+ *    command line) it then prints "L2-STEAL-SPIN seconds=N", spins on the
+ *    CPU for that long and reports the steal ticks gained over the spin
+ *    (steal_delta): the L1 side runs a CPU hog on the host CPU of the vCPU
+ *    meanwhile, so the delta must be positive.
  * 3. kvmclock: current clocksource, CPUID feature bit, a burst of
  *    CLOCK_MONOTONIC reads that must never go backwards, and a 200 ms sleep
  *    measured against it.
@@ -130,17 +135,37 @@ static void test_node(unsigned int node, struct node_result *r)
 	munmap(p, len);
 }
 
-int main(void)
+/* busy-loop for SECS seconds of CLOCK_MONOTONIC; steal ticks gained */
+static long long steal_spin(long secs)
+{
+	long long s0, s1;
+	double end;
+	volatile unsigned long spins = 0;
+
+	printf("L2-STEAL-SPIN seconds=%ld\n", secs);
+	fflush(stdout);
+	s0 = steal_ticks();
+	end = now(CLOCK_MONOTONIC) + secs;
+	while (now(CLOCK_MONOTONIC) < end)
+		spins++;
+	s1 = steal_ticks();
+	return s0 < 0 || s1 < 0 ? -1 : s1 - s0;
+}
+
+int main(int argc, char **argv)
 {
 	struct node_result res[MAX_NODES] = { 0 };
 	unsigned int a, b, c, d, kvm_base = 0, feat = 0, nodes = 0, node;
 	char clocksource[32] = "none", sig[13] = { 0 }, line[2048], *o = line;
 	long long steal0, steal1, mem_total, tested = 0, errors = 0;
 	double up0, t_start, t_end, mono_prev, mono, sleep_ms, work_s, pattern_s = 0;
-	long backwards = 0, reads;
+	long backwards = 0, reads, spin_s = 0;
+	long long steal_delta = 0;
 	int nodes_ok = 1, clock_ok, steal_ok, ok;
 	FILE *f;
 
+	if (argc == 3 && !strcmp(argv[1], "--steal"))
+		spin_s = strtol(argv[2], NULL, 10);
 	t_start = now(CLOCK_MONOTONIC);
 	up0 = -1;
 	f = fopen("/proc/uptime", "r");
@@ -192,6 +217,9 @@ int main(void)
 		pattern_s = res[0].secs;
 	}
 
+	if (spin_s > 0)
+		steal_delta = steal_spin(spin_s);
+
 	/* kvmclock: monotonic burst and a measured sleep */
 	mono_prev = now(CLOCK_MONOTONIC);
 	for (reads = 0; reads < 200000; reads++) {
@@ -226,11 +254,12 @@ int main(void)
 		     " tested_kib=%lld tested_pct=%lld pattern_errors=%lld pattern_s=%.2f"
 		     " kvm=%d steal_feature=%d steal_ticks=%lld steal_ok=%d"
 		     " clocksource=%s kvmclock_feature=%d clock_reads=%ld clock_backwards=%ld"
-		     " sleep200_ms=%.1f clock_ok=%d boot_s=%.2f agent_s=%.2f",
+		     " sleep200_ms=%.1f clock_ok=%d boot_s=%.2f agent_s=%.2f"
+		     " steal_spin_s=%ld steal_delta=%lld",
 		     tested, mem_total > 0 ? tested * 100 / mem_total : 0, errors, pattern_s,
 		     kvm_base, !!(feat & (1u << KVM_FEATURE_STEAL_TIME)), steal1, steal_ok,
 		     clocksource, !!(feat & (1u << KVM_FEATURE_CLOCKSOURCE2)), reads, backwards,
-		     sleep_ms, clock_ok, up0, work_s);
+		     sleep_ms, clock_ok, up0, work_s, spin_s, steal_delta);
 	printf("%s\n", line);
 	fflush(stdout);
 	return ok ? 0 : 1;

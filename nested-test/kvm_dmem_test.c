@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm_dmem_test: KVM guest memory on dmemfs, with the raw KVM API (no
+ * selftest library) and the kselftest harness.  Runs inside L1.
+ *
+ * Each test builds a VM with two memslots:
+ *   slot 0  64 KiB of anonymous memory at GPA 0: the guest code at 0x1000
+ *   slot 1  one dpage (2 MiB at GPA 2 MiB, or 1 GiB at GPA 1 GiB) backed by
+ *           a MAP_SHARED mapping of a dmemfs file, GPA and host VA both
+ *           aligned to the dpage size
+ * and one vCPU in flat 32-bit protected mode (no paging) looping over
+ *     mov eax, [DATA_GPA]; mov edx, 0x10; out dx, eax; jmp loop
+ * so every KVM_RUN returns a KVM_EXIT_IO carrying the 32-bit value the guest
+ * read from the first word of the dpage.
+ *
+ * The variants take their file from $DMEMFS_2M_MOUNT / $DMEMFS_1G_MOUNT
+ * (a missing or non-dmemfs mount fails the test), the pool counters from
+ * $DMEMFS_SYSFS_ROOT (default /sys/kernel/mm/dmem).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define DMEMFS_MAGIC	0x2ace90c6UL
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+#define CODE_SIZE	(64UL << 10)
+#define CODE_GPA	0x1000UL
+#define IO_PORT		0x10
+#define MAX_NODES	64
+
+/* ---- dmem pool counters */
+
+static const char *sysfs_root(void)
+{
+	const char *r = getenv("DMEMFS_SYSFS_ROOT");
+
+	return r && *r ? r : "/sys/kernel/mm/dmem";
+}
+
+/* sum of node<N>/free_bytes over all nodes, or -1 if there is none */
+static int64_t pool_free(void)
+{
+	char path[256], buf[64];
+	int64_t sum = 0;
+	int n, fd, found = 0;
+	ssize_t len;
+
+	for (n = 0; n < MAX_NODES; n++) {
+		snprintf(path, sizeof(path), "%s/node%d/free_bytes", sysfs_root(), n);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			return -1;
+		buf[len] = 0;
+		sum += strtoll(buf, NULL, 10);
+		found++;
+	}
+	return found ? sum : -1;
+}
+
+/* ---- KVM binary statistics (KVM_GET_STATS_FD on the VM fd) */
+
+/* value of the VM statistic NAME, or -1 */
+static int64_t vm_stat(int vm_fd, const char *name)
+{
+	struct kvm_stats_header h;
+	size_t dsz;
+	char *descs = NULL;
+	int64_t val = -1;
+	uint32_t i;
+	int fd;
+
+	fd = ioctl(vm_fd, KVM_GET_STATS_FD, NULL);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &h, sizeof(h), 0) != sizeof(h))
+		goto out;
+	dsz = sizeof(struct kvm_stats_desc) + h.name_size;
+	descs = calloc(h.num_desc, dsz);
+	if (!descs ||
+	    pread(fd, descs, h.num_desc * dsz, h.desc_offset) != (ssize_t)(h.num_desc * dsz))
+		goto out;
+	for (i = 0; i < h.num_desc; i++) {
+		struct kvm_stats_desc *d = (struct kvm_stats_desc *)(descs + i * dsz);
+		uint64_t v;
+
+		if (strncmp(d->name, name, h.name_size))
+			continue;
+		if (d->size >= 1 &&
+		    pread(fd, &v, sizeof(v), h.data_offset + d->offset) == sizeof(v))
+			val = (int64_t)v;
+		break;
+	}
+out:
+	free(descs);
+	close(fd);
+	return val;
+}
+
+/* ---- the fixture: one VM, one vCPU, the code slot and the dmem slot */
+
+FIXTURE(kvm_dmem) {
+	int64_t free0;		/* pool free bytes before anything was made */
+	char path[256];
+	int fd, kvm_fd, vm_fd, vcpu_fd;
+	size_t run_size;
+	struct kvm_run *run;
+	uint8_t *code;
+	volatile uint32_t *data;	/* host view of the first word of the dpage */
+	size_t ps;
+	uint64_t gpa;
+};
+
+FIXTURE_VARIANT(kvm_dmem) {
+	const char *env;	/* mount point from the environment */
+	size_t ps;
+};
+
+FIXTURE_VARIANT_ADD(kvm_dmem, 2M) { .env = "DMEMFS_2M_MOUNT", .ps = SZ_2M };
+FIXTURE_VARIANT_ADD(kvm_dmem, 1G) { .env = "DMEMFS_1G_MOUNT", .ps = SZ_1G };
+
+/* mmap the file over exactly LEN bytes at a LEN-aligned address */
+static void *mmap_aligned(int fd, size_t len)
+{
+	uint8_t *res, *al;
+
+	res = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	al = (uint8_t *)(((uintptr_t)res + len - 1) & ~(uintptr_t)(len - 1));
+	if (al > res)
+		munmap(res, al - res);
+	if (res + 2 * len > al + len)
+		munmap(al + len, res + 2 * len - (al + len));
+	return mmap(al, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+}
+
+static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type)
+{
+	memset(s, 0, sizeof(*s));
+	s->base = 0;
+	s->limit = 0xffffffff;
+	s->selector = sel;
+	s->type = type;
+	s->present = 1;
+	s->dpl = 0;
+	s->db = 1;
+	s->s = 1;
+	s->g = 1;
+}
+
+/* undo everything the setup made; safe to call twice */
+static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
+{
+	if (self->run && self->run != MAP_FAILED)
+		munmap(self->run, self->run_size);
+	self->run = NULL;
+	if (self->vcpu_fd >= 0)
+		close(self->vcpu_fd);
+	if (self->vm_fd >= 0)
+		close(self->vm_fd);
+	if (self->kvm_fd >= 0)
+		close(self->kvm_fd);
+	self->vcpu_fd = self->vm_fd = self->kvm_fd = -1;
+	if (self->code && self->code != MAP_FAILED)
+		munmap(self->code, CODE_SIZE);
+	self->code = NULL;
+	if (self->data && self->data != MAP_FAILED)
+		munmap((void *)self->data, self->ps);
+	self->data = NULL;
+	if (self->fd >= 0)
+		close(self->fd);
+	self->fd = -1;
+	if (self->path[0])
+		unlink(self->path);
+	self->path[0] = 0;
+}
+
+FIXTURE_SETUP(kvm_dmem)
+{
+	static const uint8_t guest[] = {
+		0xa1, 0, 0, 0, 0,		/* mov eax, [DATA_GPA] (moffs32, patched) */
+		0xba, IO_PORT, 0, 0, 0,		/* mov edx, IO_PORT */
+		0xef,				/* out dx, eax */
+		0xeb, 0xf3,			/* jmp -13 */
+	};
+	const char *mnt = getenv(variant->env);
+	struct kvm_userspace_memory_region r;
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	struct statfs sfs;
+	uint32_t gpa32;
+	int ret;
+
+	memset(self, 0, sizeof(*self));
+	self->fd = self->kvm_fd = self->vm_fd = self->vcpu_fd = -1;
+	self->ps = variant->ps;
+	self->gpa = variant->ps;	/* 2 MiB or 1 GiB: aligned to the dpage */
+	self->free0 = pool_free();
+	ASSERT_GE(self->free0, (int64_t)self->ps) TH_LOG("dmem pool free %lld B under %s",
+							 (long long)self->free0, sysfs_root());
+
+	ASSERT_NE(NULL, mnt) TH_LOG("$%s is not set", variant->env);
+	ASSERT_EQ(0, statfs(mnt, &sfs)) TH_LOG("statfs %s: %s", mnt, strerror(errno));
+	ASSERT_EQ(DMEMFS_MAGIC, (unsigned long)sfs.f_type) TH_LOG("%s is not dmemfs", mnt);
+	snprintf(self->path, sizeof(self->path), "%s/kvm_dmem_test.%d", mnt, getpid());
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->path, strerror(errno));
+	ASSERT_EQ(0, ftruncate(self->fd, self->ps));
+	self->data = mmap_aligned(self->fd, self->ps);
+	ASSERT_NE(MAP_FAILED, (void *)self->data)
+		TH_LOG("mmap %s: %s", self->path, strerror(errno));
+	ASSERT_EQ(0, (uintptr_t)self->data & (self->ps - 1));
+
+	self->code = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	ASSERT_NE(MAP_FAILED, self->code);
+	gpa32 = (uint32_t)self->gpa;
+	memcpy(self->code + CODE_GPA, guest, sizeof(guest));
+	memcpy(self->code + CODE_GPA + 1, &gpa32, sizeof(gpa32));
+
+	self->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->kvm_fd) TH_LOG("/dev/kvm: %s", strerror(errno));
+	ASSERT_EQ(KVM_API_VERSION, ioctl(self->kvm_fd, KVM_GET_API_VERSION, NULL));
+	ASSERT_LT(0, ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
+	self->vm_fd = ioctl(self->kvm_fd, KVM_CREATE_VM, 0);
+	ASSERT_LE(0, self->vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(errno));
+
+	r = (struct kvm_userspace_memory_region){
+		.slot = 0, .guest_phys_addr = 0, .memory_size = CODE_SIZE,
+		.userspace_addr = (uintptr_t)self->code,
+	};
+	ASSERT_EQ(0, ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r));
+	r = (struct kvm_userspace_memory_region){
+		.slot = 1, .guest_phys_addr = self->gpa, .memory_size = self->ps,
+		.userspace_addr = (uintptr_t)self->data,
+	};
+	ret = ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r);
+	ASSERT_EQ(0, ret) TH_LOG("dmem memslot: %s", strerror(errno));
+
+	self->vcpu_fd = ioctl(self->vm_fd, KVM_CREATE_VCPU, 0);
+	ASSERT_LE(0, self->vcpu_fd) TH_LOG("KVM_CREATE_VCPU: %s", strerror(errno));
+	ret = ioctl(self->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL);
+	ASSERT_LT(0, ret);
+	self->run_size = ret;
+	self->run = mmap(NULL, self->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->vcpu_fd, 0);
+	ASSERT_NE(MAP_FAILED, self->run);
+
+	/* flat 32-bit protected mode, no paging */
+	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_GET_SREGS, &sregs));
+	seg(&sregs.cs, 0x08, 0x0b);	/* code, execute/read, accessed */
+	seg(&sregs.ds, 0x10, 0x03);	/* data, read/write, accessed */
+	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+	sregs.cr0 |= 1;			/* PE */
+	sregs.cr0 &= ~(1UL << 31);	/* no PG */
+	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_SET_SREGS, &sregs));
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = CODE_GPA;
+	regs.rflags = 2;
+	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_SET_REGS, &regs));
+}
+
+FIXTURE_TEARDOWN(kvm_dmem)
+{
+	vm_close(self);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * One KVM_RUN, bounded by a 60 s alarm (EINTR if the vCPU hangs).  Returns
+ * 0 and the value the guest read for an IO exit on our port, else -1 with
+ * *why set (errno of KVM_RUN or the exit reason).
+ */
+static int guest_read(FIXTURE_DATA(kvm_dmem) *self, uint32_t *val, char *why, size_t wlen)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct kvm_run *run = self->run;
+	int ret, err;
+
+	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: KVM_RUN gets EINTR */
+	alarm(60);
+	ret = ioctl(self->vcpu_fd, KVM_RUN, NULL);
+	err = errno;
+	alarm(0);
+	if (ret < 0) {
+		snprintf(why, wlen, "KVM_RUN failed: %s%s", strerror(err),
+			 err == EINTR ? " (no exit within 60 s: hung)" : "");
+		return -1;
+	}
+	if (run->exit_reason != KVM_EXIT_IO || run->io.port != IO_PORT ||
+	    run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4) {
+		snprintf(why, wlen, "exit reason %u (io port 0x%x dir %u size %u)",
+			 run->exit_reason, run->io.port, run->io.direction, run->io.size);
+		return -1;
+	}
+	memcpy(val, (uint8_t *)run + run->io.data_offset, sizeof(*val));
+	return 0;
+}
+
+#define GUEST_READS(expect)                                                          \
+	do {                                                                         \
+		uint32_t _v = 0;                                                     \
+		char _why[160] = "";                                                 \
+		ASSERT_EQ(0, guest_read(self, &_v, _why, sizeof(_why))) TH_LOG("%s", _why); \
+		ASSERT_EQ((uint32_t)(expect), _v)                                    \
+			TH_LOG("guest read 0x%08x, want 0x%08x", _v, (uint32_t)(expect)); \
+	} while (0)
+
+/* (a) the guest sees what the host wrote through its mapping */
+TEST_F_TIMEOUT(kvm_dmem, host_write, 300)
+{
+	self->data[0] = 0x11223344;
+	GUEST_READS(0x11223344);
+	self->data[0] = 0x55667788;
+	/* the same huge mapping: no new fault needed to see the update */
+	GUEST_READS(0x55667788);
+}
+
+/* (b) KVM's stats show the dpage mapped as one huge NPT/EPT leaf */
+TEST_F_TIMEOUT(kvm_dmem, stats, 300)
+{
+	int64_t p4k, p2m, p1g;
+
+	self->data[0] = 0xcafe0001;
+	GUEST_READS(0xcafe0001);
+	p4k = vm_stat(self->vm_fd, "pages_4k");
+	p2m = vm_stat(self->vm_fd, "pages_2m");
+	p1g = vm_stat(self->vm_fd, "pages_1g");
+	TH_LOG("%s variant: pages_4k=%lld pages_2m=%lld pages_1g=%lld",
+	       self->ps == SZ_1G ? "1G" : "2M", (long long)p4k, (long long)p2m, (long long)p1g);
+	ASSERT_LE(0, p4k) TH_LOG("no pages_4k in the VM's binary stats");
+	ASSERT_LE(0, p2m) TH_LOG("no pages_2m in the VM's binary stats");
+	ASSERT_LE(0, p1g) TH_LOG("no pages_1g in the VM's binary stats");
+	if (self->ps == SZ_1G) {
+		ASSERT_LE(1, p1g);
+	} else {
+		ASSERT_LE(1, p2m);
+	}
+}
+
+/* (c) punch hole: the mmu notifier zaps the guest mapping, the guest refaults */
+TEST_F_TIMEOUT(kvm_dmem, punch_hole, 300)
+{
+	int64_t before, after;
+
+	self->data[0] = 0xdead0001;
+	GUEST_READS(0xdead0001);
+	before = pool_free();
+	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, self->ps))
+		TH_LOG("punch hole: %s", strerror(errno));
+	after = pool_free();
+	/* the dpage went back to the pool: the hole is real */
+	ASSERT_EQ(before + (int64_t)self->ps, after);
+	/* a stale NPT entry would still show 0xdead0001 */
+	GUEST_READS(0);
+	self->data[0] = 0xdead0002;
+	GUEST_READS(0xdead0002);
+	TH_LOG("after refault: pages_2m=%lld pages_1g=%lld",
+	       (long long)vm_stat(self->vm_fd, "pages_2m"),
+	       (long long)vm_stat(self->vm_fd, "pages_1g"));
+}
+
+/* (d) truncate: the guest must not reach the freed dpage, nor hang */
+TEST_F_TIMEOUT(kvm_dmem, truncate, 300)
+{
+	uint32_t v = 0;
+	char why[160] = "";
+	int ret;
+
+	self->data[0] = 0xbeef0001;
+	GUEST_READS(0xbeef0001);
+	ASSERT_EQ(0, ftruncate(self->fd, 0));
+	ASSERT_EQ(self->free0, pool_free()) TH_LOG("truncate to 0 did not free the dpage");
+	ret = guest_read(self, &v, why, sizeof(why));
+	TH_LOG("KVM_RUN with the file truncated: %s", ret ? why : "IO exit");
+	ASSERT_NE(0, ret) TH_LOG("guest read 0x%08x from a truncated file", v);
+	ASSERT_EQ(NULL, strstr(why, "hung"));
+	ASSERT_EQ(0, ftruncate(self->fd, self->ps));
+	GUEST_READS(0);
+	self->data[0] = 0xbeef0002;
+	GUEST_READS(0xbeef0002);
+}
+
+/* (e) every dpage goes back to the pool once the VM and the file are gone */
+TEST_F_TIMEOUT(kvm_dmem, freed_after_close, 300)
+{
+	int64_t during;
+
+	self->data[0] = 0x0f0f0f0f;
+	GUEST_READS(0x0f0f0f0f);
+	during = pool_free();
+	ASSERT_EQ(self->free0 - (int64_t)self->ps, during)
+		TH_LOG("pool free %lld B while running, %lld B before", (long long)during,
+		       (long long)self->free0);
+	vm_close(self);
+	ASSERT_EQ(self->free0, pool_free()) TH_LOG("pool free %lld B after close, %lld B before",
+						   (long long)pool_free(), (long long)self->free0);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,235 @@
+#!/bin/bash
+# Inside L1 (run by nested-test/l1-trunk.sh like every */tests/l1-*.sh): KVM
+# on dmem memory.
+#
+#   kvm.<test>-2m/-1g  build/guest/kvm_dmem_test (nested-test/kvm_dmem_test.c):
+#                      raw KVM API, a one-dpage memslot on a dmemfs file; guest
+#                      reads, huge NPT mapping in KVM's binary stats, punch hole
+#                      and truncate through the mmu notifier, pool freed
+#   kvm.l2-pages-2m    an L2 on dmem through libvirt (hook + wrapper, 2 NUMA
+#   kvm.l2-pages-1g    cells, l2.hold=1): L1's KVM debugfs for that VM shows
+#                      pages_2m > 0 (2M) / pages_1g > 0 (1G)
+#   kvm.l2-steal       an L2 whose vCPU is pinned to CPU 0 spins l2.steal=8
+#   kvm.l2-kvmclock    seconds while a hog runs on CPU 0: steal ticks grow, and
+#                      the agent's kvmclock checks pass
+#   kvm.selftest-*     upstream 6.1 tools/testing/selftests/kvm steal_time and
+#                      kvm_page_table_test (anonymous, anonymous_thp)
+#
+# Prints "PASS: kvm.<check>[: numbers]" / "FAIL: kvm.<check>: reason" lines,
+# exits 1 if any check failed, and leaves the dmem pool, the daemons and the
+# mounts as it found them.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export TOP=${TOP:-$(cd "$here/../.." && pwd)}
+# shellcheck source=nested-test/acceptance/l1-lib.sh
+. "$TOP/nested-test/acceptance/l1-lib.sh"
+GUESTBIN=$BUILD/guest
+rc_all=0
+pass() { echo "PASS: kvm.$1${2:+: $2}"; }
+fail() { echo "FAIL: kvm.$1: $2"; rc_all=1; }
+log() { printf '[kvm] %s\n' "$*" >&2; }
+T0=$SECONDS
+BASE=$(pool_free_all)
+log "pool at start: $(pool_mib)"
+
+# ---- 1. kvm_dmem_test: TAP -> one result per test, with its TH_LOG notes
+bin=$GUESTBIN/kvm_dmem_test
+tap=/tmp/kvm_dmem_test.tap
+if [ ! -x "$bin" ]; then
+	fail dmem_test-complete "$bin not built"
+elif [ ! -c /dev/kvm ]; then
+	fail dmem_test-complete "no /dev/kvm in L1"
+else
+	t=$SECONDS
+	timeout -k 5 300 "$bin" > "$tap" 2>&1
+	log "kvm_dmem_test exit $? after $((SECONDS - t)) s"
+	cat "$tap" >&2
+	# "ok N kvm_dmem.2M.stats" -> kvm.stats-2m; notes: the TH_LOG lines
+	# ("# file:line:test:text") of the test, reasons of a failure first.
+	while IFS= read -r l; do
+		case $l in PASS:*) rc=0 ;; *) rc=1 ;; esac
+		echo "$l"
+		[ $rc -eq 0 ] || rc_all=1
+	done < <(awk '
+	/^#  RUN / { notes = ""; next }
+	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
+		line = substr($0, 3); sub(/^[^:]*:[0-9]+:[^:]*:/, "", line); gsub(/[\t ]+/, " ", line)
+		if (notes == "") notes = line; else if (length(notes) < 300) notes = notes " | " line
+		next
+	}
+	function name(t,  a) { split(t, a, "."); gsub(/_/, "-", a[3]); return "kvm." a[3] "-" tolower(a[2]) }
+	/^ok [0-9]+ / { print "PASS: " name($3) (notes == "" ? "" : ": " notes); next }
+	/^not ok [0-9]+ / { print "FAIL: " name($4) ": " (notes == "" ? "failed" : substr(notes, 1, 300)); next }
+	' "$tap")
+	n=$(grep -cE '^(not )?ok [0-9]+ kvm_dmem\.' "$tap")
+	if grep -q '^# Totals:' "$tap" && [ "$n" -eq 10 ]; then
+		pass dmem_test-complete "$(grep '^# Totals:' "$tap" | sed 's/^# //')"
+	else
+		fail dmem_test-complete "$n of 10 results, $(grep -c '^# Totals:' "$tap") TAP totals: the program died or timed out"
+	fi
+fi
+[ "$(pool_free_all)" = "$BASE" ] || fail dmem_test-pool "pool free $(pool_free_all) B after kvm_dmem_test, $BASE B before"
+
+# ---- 4. upstream KVM selftests, unmodified
+# selftest NAME TIMEOUT SED BIN ARGS...: SED picks the numbers for the PASS line
+selftest() {
+	local name=$1 tmo=$2 pick=$3 b=$4 out rc t=$SECONDS
+	shift 4
+	if [ ! -x "$b" ]; then
+		fail "selftest-$name" "$b not built"
+		return
+	fi
+	out=$(timeout -k 5 "$tmo" "$b" "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed "s/^/[kvm] $name: /" >&2
+	if [ "$rc" -eq 0 ]; then
+		pass "selftest-$name" "exit 0 in $((SECONDS - t)) s: $(printf '%s\n' "$out" | sed -n "$pick" | tr -s ' \t\n' ' ' | cut -c1-240)"
+	else
+		fail "selftest-$name" "exit $rc after $((SECONDS - t)) s: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -2 | tr -s ' \t\n' ' ' | cut -c1-240)"
+	fi
+}
+ST=$GUESTBIN/kvm-selftests
+# steal_time -v: "VCPU<n>: total-stolen-time=NS test-stolen-time=NS" per vCPU
+selftest steal_time 120 's/.*\(VCPU[0-9]\): .*test-stolen-time=\([0-9]*\).*/\1 stolen \2 ns/p' \
+	"$ST/steal_time" -v
+# "KVM_CREATE_MAPPINGS: total execution time: 16.38s" per stage
+pt_pick='s/^\(KVM_[A-Z_]*\): total execution time: \([0-9]*\.[0-9]\).*/\1 \2 s/p'
+selftest page_table 180 "$pt_pick" "$ST/kvm_page_table_test"
+selftest page_table-thp 180 "$pt_pick" "$ST/kvm_page_table_test" -s anonymous_thp
+
+# ---- libvirt for the L2 checks (helpers of nested-test/acceptance/l1-lib.sh)
+L2_CHECKS=(l2-pages-2m l2-pages-1g l2-steal l2-kvmclock)
+step=
+setup() {
+	step="the L2 images $L2_KERNEL, $L2_INITRD"
+	[ -r "$L2_KERNEL" ] && [ -r "$L2_INITRD" ] || return 1
+	step="mount dmemfs 2M/1G on $M2, $M1G"
+	acc_mount_dmemfs || return 1
+	step="make install DESTDIR= of hook and wrapper (/tmp/acc-install.log)"
+	acc_install || return 1
+	step="libvirt configuration and L2 images"
+	acc_libvirt_config || return 1
+	step="start virtlogd and libvirtd"
+	acc_libvirtd_start || return 1
+}
+t=$SECONDS
+if ! setup; then
+	for c in "${L2_CHECKS[@]}"; do fail "$c" "libvirt setup: $step failed"; done
+	acc_stop_all
+	exit 1
+fi
+trap 'acc_stop_all' EXIT
+log "libvirt up in $((SECONDS - t)) s"
+
+# start_l2 NAME PAGESIZE CELL0_MIB CELL1_MIB CMDLINE-EXTRA [XML-SED]: define +
+# start; sets UUID, PID; returns 1 with WHY set on failure
+start_l2() {
+	local name=$1 ps=$2 c0=$3 c1=$4 extra=$5 xsed=${6:-} err
+	UUID=$(new_uuid) PID='' WHY=''
+	mkdomain "$name" "$UUID" "$c0" "$c1" "$extra" "" "$ps" | sed -e "$xsed" > "/tmp/$name.xml"
+	rm -f "$(serial_of "$name")"
+	if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
+		WHY="virsh define: $(echo "$err" | tr -s '\n' ' ')"
+		return 1
+	fi
+	if ! err=$(virsh start "$name" 2>&1); then
+		WHY="virsh start: $(echo "$err" | tr -s '\n' ' ')"
+		virsh undefine "$name" > /dev/null 2>&1
+		return 1
+	fi
+	PID=$(qemu_pid "$name")
+	[ -n "$PID" ] || { WHY="no QEMU pid for $name"; return 1; }
+	# the guest RAM is the hook's dmemfs files
+	local dir=$M2
+	[ "$ps" = 1G ] && dir=$M1G
+	[ "$(grep -c "$dir/$UUID/ram-node" "/proc/$PID/maps")" -ge 2 ] ||
+		{ WHY="QEMU $PID does not map $dir/$UUID/ram-node0 and ram-node1"; return 1; }
+}
+stop_l2() {
+	virsh destroy "$1" > /dev/null 2>&1
+	virsh undefine "$1" > /dev/null 2>&1
+}
+last_serial() { tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160; }
+# kvm_stat PID NAME: L1's KVM debugfs statistic of QEMU PID's VM
+kvm_stat() {
+	local d
+	for d in /sys/kernel/debug/kvm/"$1"-*; do
+		[ -r "$d/$2" ] && { cat "$d/$2"; return 0; }
+	done
+	echo -1
+}
+
+# ---- 2. L2 huge NPT mappings seen by L1's KVM, 2M and 1G dpages
+# 1G: both cells 1 GiB, so cell 1 is a whole 1G-aligned GiB at GPA 1G-2G
+# (cell 0 shares its GiB with the legacy holes below 1 MiB).
+for spec in 2M:64:128:pages_2m 1G:1024:1024:pages_1g; do
+	IFS=: read -r ps c0 c1 stat <<< "$spec"
+	check=l2-pages-${ps,,}
+	name=kvm-${ps,,}
+	t=$SECONDS
+	if ! start_l2 "$name" "$ps" "$c0" "$c1" "l2.hold=1"; then
+		fail "$check" "$WHY"
+		stop_l2 "$name"
+		continue
+	fi
+	if ! line=$(wait_serial "$(serial_of "$name")" '^L2-HOLD' 240); then
+		fail "$check" "no L2-HOLD from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name"))"
+		stop_l2 "$name"
+		continue
+	fi
+	# the guest is up: its memory has been touched and mapped by now
+	p4k=$(kvm_stat "$PID" pages_4k) p2m=$(kvm_stat "$PID" pages_2m) p1g=$(kvm_stat "$PID" pages_1g)
+	nums="L2 ${c0}+${c1} MiB on $ps dpages up in $((SECONDS - t)) s; /sys/kernel/debug/kvm/$PID-*: pages_4k=$p4k pages_2m=$p2m pages_1g=$p1g"
+	v=$(kvm_stat "$PID" "$stat")
+	if [ "$v" -gt 0 ]; then pass "$check" "$nums"; else fail "$check" "$stat is $v; $nums"; fi
+	stop_l2 "$name"
+done
+[ "$(pool_free_all)" = "$BASE" ] || log "pool after the L2 pages checks: $(pool_free_all), base $BASE"
+
+# ---- 3. steal time and kvmclock in an L2 on dmem
+name=kvm-steal spin=8
+t=$SECONDS
+if ! start_l2 "$name" 2M 64 64 "l2.steal=$spin" \
+	"s|<vcpu>1</vcpu>|<vcpu>1</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/></cputune>|"; then
+	fail l2-steal "$WHY"
+	fail l2-kvmclock "not run ($WHY)"
+elif ! wait_serial "$(serial_of "$name")" '^L2-STEAL-SPIN' 300 > /dev/null; then
+	fail l2-steal "no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name"))"
+	fail l2-kvmclock "not run (no agent)"
+else
+	taskset -c 0 sh -c 'while :; do :; done' &
+	hog=$!
+	aff=$(taskset -pc "$(ps -L -o tid=,comm= -p "$PID" | awk '/CPU 0\/KVM/ {print $1; exit}')" 2> /dev/null | sed 's/.*: //')
+	line=$(wait_serial "$(serial_of "$name")" '^L2-AGENT-RESULT' $((spin + 120)))
+	kill "$hog"
+	wait "$hog" 2> /dev/null
+	delta=$(agent_field "$line" steal_delta)
+	sum="spun $(agent_field "$line" steal_spin_s) s with a hog on CPU 0 (vCPU thread affinity: ${aff:-unknown}): steal_delta=${delta:-none} ticks, steal_ticks=$(agent_field "$line" steal_ticks), steal_feature=$(agent_field "$line" steal_feature), agent status=$(agent_field "$line" status)"
+	if [ -z "$line" ]; then
+		fail l2-steal "no L2-AGENT-RESULT after the spin (last serial line: $(last_serial "$name"))"
+		fail l2-kvmclock "no L2-AGENT-RESULT"
+	else
+		if [ "${delta:-0}" -gt 0 ] && [ "$(agent_field "$line" steal_ok)" = 1 ] && [ "$aff" = 0 ]; then
+			pass l2-steal "$sum"
+		else
+			fail l2-steal "$sum; line: $line"
+		fi
+		csum="clocksource=$(agent_field "$line" clocksource) kvmclock_feature=$(agent_field "$line" kvmclock_feature) clock_reads=$(agent_field "$line" clock_reads) clock_backwards=$(agent_field "$line" clock_backwards) sleep200_ms=$(agent_field "$line" sleep200_ms)"
+		if [ "$(agent_field "$line" clock_ok)" = 1 ]; then
+			pass l2-kvmclock "$csum"
+		else
+			fail l2-kvmclock "clock_ok=$(agent_field "$line" clock_ok): $csum"
+		fi
+	fi
+fi
+stop_l2 "$name"
+
+# ---- the end: the pool as we found it
+trap - EXIT
+acc_stop_all
+if [ "$(pool_free_all)" = "$BASE" ]; then
+	pass pool-restored "free $BASE B per node before and after ($((SECONDS - T0)) s in all)"
+else
+	fail pool-restored "pool free $(pool_free_all) B, $BASE B at the start"
+fi
+exit $rc_all
