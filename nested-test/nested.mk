@@ -1,7 +1,8 @@
 # nested-test/: boot the test kernel as L1 under QEMU and run the in-guest
 # trunk tests there.  Included by the top-level Makefile.
 #
-#   make guest    initramfs + dmemfs_test into build/guest/
+#   make guest    initramfs, dmemfs_test, kvm_dmem_test, gup_test and the KVM
+#                 selftests steal_time + kvm_page_table_test into build/guest/
 #   make nested   build what is missing, boot L1, print the results
 #   make test     runs test-nested: $(RESULTS)/nested.results
 #
@@ -16,7 +17,14 @@ DMEMFS_TEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-paramet
 
 .PHONY: guest nested test-nested
 GUP_TEST         := $(GUEST)/gup_test
-guest: $(DMEMFS_TEST) $(GUP_TEST)
+KVM_DMEM_TEST    := $(GUEST)/kvm_dmem_test
+# Upstream KVM selftests (unmodified), built against the tree's uapi headers
+# installed under $(KVM_HDR), objects and programs under $(KVM_ST_OUT).
+KVM_ST_DIR       := $(HARNESS_DIR)/kvm
+KVM_ST_OUT       := $(GUEST)/kvm-selftests
+KVM_HDR          := $(BUILD)/kvm-hdr
+KVM_ST_PROGS     := $(KVM_ST_OUT)/steal_time $(KVM_ST_OUT)/kvm_page_table_test
+guest: $(DMEMFS_TEST) $(GUP_TEST) $(KVM_DMEM_TEST) $(KVM_ST_PROGS)
 
 # The upstream 6.1 selftest, built unmodified from the extracted tree.
 $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
@@ -33,6 +41,51 @@ $(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_te
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
+
+# Memory errors in dmem; run last in L1 (it poisons pages for good).
+HWPOISON_TEST    := $(GUEST)/hwpoison_test
+guest: $(HWPOISON_TEST)
+$(HWPOISON_TEST): $(TOP)/nested-test/hwpoison_test.c $(HARNESS_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@)"
+	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
+
+# VFIO type1 on dmemfs (nested-test/tests/l1-vfio.sh; --bench for make bench).
+VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
+guest: $(VFIO_DMEM_TEST)
+$(VFIO_DMEM_TEST): $(TOP)/nested-test/vfio_dmem_test.c $(HARNESS_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@)"
+	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
+
+$(KVM_DMEM_TEST): $(TOP)/nested-test/kvm_dmem_test.c $(HARNESS_DIR)/kselftest_harness.h
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@)"
+	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
+
+# make headers_install of the 6.1 tree into $(KVM_HDR) (a log on failure).
+# (wildcard: before kernel/build.sh tree has run there is no tree yet)
+$(KVM_HDR)/include/linux/kvm.h: $(HARNESS_DIR)/kselftest_harness.h \
+				$(wildcard $(BUILD)/linux/include/uapi/linux/kvm.h)
+	@mkdir -p $(KVM_HDR)
+	@echo "[guest] headers_install $(notdir $(KVM_HDR))/include"
+	@$(MAKE) --no-print-directory -C $(BUILD)/linux -s headers_install \
+	  INSTALL_HDR_PATH=$(KVM_HDR) > $(KVM_HDR).log 2>&1 || \
+	  { tail -5 $(KVM_HDR).log; exit 1; }
+	@touch $@
+
+# One selftest program a rule; the kvm Makefile builds libkvm once.  Debian's
+# 6.1 has the stable backport that made asm/kvm.h use __DECLARE_FLEX_ARRAY,
+# which tools/include/linux/types.h does not pull in: include the uapi
+# linux/stddef.h first (EXTRA_CFLAGS; the sources stay unmodified).
+$(KVM_ST_PROGS): $(KVM_ST_OUT)/%: $(KVM_ST_DIR)/%.c $(KVM_HDR)/include/linux/kvm.h
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@) (tools/testing/selftests/kvm, unmodified)"
+	@$(MAKE) --no-print-directory -C $(KVM_ST_DIR) OUTPUT=$(KVM_ST_OUT) \
+	  INSTALL_HDR_PATH=$(KVM_HDR) KHDR_INCLUDES="-isystem $(KVM_HDR)/include" \
+	  EXTRA_CFLAGS="-include $(KVM_HDR)/include/linux/stddef.h" $@ > $@.log 2>&1 || { tail -5 $@.log; exit 1; }
+# not two kvm Makefiles building libkvm at once under make -j
+$(KVM_ST_OUT)/kvm_page_table_test: | $(KVM_ST_OUT)/steal_time
 
 nested: kernel guest
 	@mkdir -p $(RESULTS)

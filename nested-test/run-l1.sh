@@ -76,7 +76,11 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	[ -n "$skip" ] && [ "${rel#*"$skip"}" != "$rel" ] && continue
 	[ -e "$s" ] && expected+=("l1-script:$rel")
 done
-expected+=(l1.dmesg-clean)
+HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
+if [ -x "$HWPOISON_BIN" ]; then
+	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')
+fi
+expected+=(l1.hwpoison-quarantine l1.dmesg-clean)
 
 # fail_all REASON: one FAIL per expected result, plus the boot itself
 fail_all() {
@@ -102,6 +106,15 @@ numa=(-object "memory-backend-ram,id=m0,size=$L1_NODE_MEM"
 	-object "memory-backend-ram,id=m1,size=$L1_NODE_MEM"
 	-numa "node,nodeid=0,memdev=m0,cpus=0-$((half - 1))"
 	-numa "node,nodeid=1,memdev=m1,cpus=$half-$((L1_SMP - 1))")
+# A vIOMMU and a spare DMA-capable PCI device (edu, 1234:11e8) for the VFIO
+# tests (nested-test/tests/l1-vfio.sh): L1 binds edu to vfio-pci and maps
+# dmem into its IOMMU domain, or hands it to an L2.  Interrupt remapping
+# needs the split irqchip under KVM (TCG ignores the setting); without it
+# available to L1, VFIO refuses the container unless
+# vfio_iommu_type1.allow_unsafe_interrupts=1.  Both boots get the same
+# devices and command line (memory accounting must differ only in dmem=).
+viommu=(-device intel-iommu,intremap=on -device edu)
+VIOMMU_APPEND="intel_iommu=on vfio_iommu_type1.allow_unsafe_interrupts=1"
 node_mib=$(numfmt --from=iec "$L1_NODE_MEM") || fail_all "bad L1_NODE_MEM $L1_NODE_MEM"
 node_mib=$((node_mib >> 20))
 
@@ -115,8 +128,8 @@ boot_l1() {
 	: > "$con"; : > "$res"
 	say "booting L1 ($name, $accel, timeout ${tmo}s)"
 	# shellcheck disable=SC2086
-	timeout -k 5 "$tmo" "$QEMU" -machine q35 $accel \
-		-smp "$L1_SMP,sockets=$L1_SMP,cores=1,threads=1" -m "$((2 * node_mib))M" \
+	timeout -k 5 "$tmo" "$QEMU" -machine q35,kernel-irqchip=split $accel \
+		"${viommu[@]}" -smp "$L1_SMP,sockets=$L1_SMP,cores=1,threads=1" -m "$((2 * node_mib))M" \
 		"${numa[@]}" -nodefaults -display none -no-reboot -no-user-config \
 		-kernel "$KERNEL" -initrd "$INITRD" -append "$append" \
 		-chardev "file,id=con,path=$(esc "$con")" -serial chardev:con \
@@ -188,7 +201,7 @@ if [ "${1:-}" = --probe ]; then
 fi
 add "# accelerator: $accel ($probe_why)"
 
-common="console=ttyS0 panic=-1 $L1_APPEND l1.top=$TOP l1.script=$L1_SCRIPT"
+common="console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.script=$L1_SCRIPT"
 
 # ---- boot 1: no dmem=, memory accounting only
 boot_l1 base "$L1_BASE_TIMEOUT" "$accel" "$common l1.args=--meminfo-only"

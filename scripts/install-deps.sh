@@ -3,7 +3,7 @@
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 pkgs=(
-	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio dwarves ccache
+	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio dwarves ccache rsync
 	qemu-system-x86 qemu-utils busybox-static
 	libvirt-daemon-system libvirt-clients libvirt-dev virtinst
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev
