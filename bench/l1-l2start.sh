@@ -21,8 +21,8 @@ say() { printf '[l2start] %s\n' "$*" >&2; }
 # libvirt finds hugetlbfs mounts when it starts; /dev/hugepages is its default
 mkdir -p /dev/hugepages
 mountpoint -q /dev/hugepages || mount -t hugetlbfs -o pagesize=2M none /dev/hugepages
-if ! acc_mount_dmemfs || ! acc_install || ! acc_libvirt_config || ! acc_libvirtd_start; then
-	say "libvirt setup failed"
+if ! acc_setup; then
+	say "libvirt setup failed: $ACC_STEP"
 	echo "L2START backing=all round=0 status=FAIL reason=libvirt-setup"
 	acc_stop_all
 	exit 0

@@ -180,13 +180,14 @@ fi
 # ---- tests of the other parts of the tree
 # They get dmemfs mounted with 2M and 1G pages and the usual variables, and
 # must leave the pool as they found it.
-pool_free() {
+pool_sum() { # pool_sum free|poisoned|...: bytes over all nodes
 	local t=0 f
-	for f in /sys/kernel/mm/dmem/node*/free_bytes; do
+	for f in /sys/kernel/mm/dmem/node*/"$1"_bytes; do
 		[ -r "$f" ] && t=$((t + $(cat "$f")))
 	done
 	echo "$t"
 }
+pool_free() { pool_sum free; }
 export TOP BUILD=$build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 for ps in 2M 1G; do
@@ -220,22 +221,15 @@ done
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 
 # ---- memory errors, last: each test poisons one dmem page for good
-poisoned() {
-	local t=0 f
-	for f in /sys/kernel/mm/dmem/node*/poisoned_bytes; do
-		[ -r "$f" ] && t=$((t + $(cat "$f")))
-	done
-	echo "$t"
-}
 bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
 if [ -x "$bin" ]; then
 	echo "== $bin"
-	p0=$(poisoned) f0=$(pool_free)
+	p0=$(pool_sum poisoned) f0=$(pool_free)
 	timeout -k 5 300 "$bin" > "$log" 2>&1
 	echo "== hwpoison_test exit $?"
 	cat "$log"
 	tap_results hwpoison_test "$log"
-	p1=$(poisoned) f1=$(pool_free)
+	p1=$(pool_sum poisoned) f1=$(pool_free)
 	n=$("$bin" --list | wc -l)
 	res "# hwpoison: ${n} pages injected; poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
 	check l1.hwpoison-quarantine "poisoned_bytes ${p0} -> ${p1} and free ${f0} -> ${f1} B, want both to move by ${n} x 4096" \

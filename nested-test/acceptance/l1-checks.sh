@@ -36,20 +36,11 @@ skip_all() {
 # ---- setup
 step=""
 setup() {
-	step="the L2 images $L2_KERNEL, $L2_INITRD"
-	[ -r "$L2_KERNEL" ] && [ -r "$L2_INITRD" ] || return 1
 	step="build/bin/dmem-capacity"
 	[ -x "$BUILD/bin/dmem-capacity" ] || return 1
 	step="the dmem pool ($SYSFS/node0, node1)"
 	[ -d "$SYSFS/node0" ] && [ -d "$SYSFS/node1" ] || return 1
-	step="mount dmemfs 2M/1G on $M2, $M1G"
-	acc_mount_dmemfs || return 1
-	step="make install DESTDIR= of hook and wrapper (/tmp/acc-install.log)"
-	acc_install || return 1
-	step="libvirt configuration and L2 images"
-	acc_libvirt_config || return 1
-	step="start virtlogd and libvirtd"
-	acc_libvirtd_start || return 1
+	acc_setup || { step=$ACC_STEP; return 1; }
 }
 BASE=$(pool_free_all)
 acc_log "pool at start: $(pool_mib)"

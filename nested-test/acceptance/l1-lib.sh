@@ -136,6 +136,22 @@ acc_libvirtd_stop() {
 	kill -9 "$p" 2> /dev/null
 }
 
+# acc_setup: the L2 images, dmemfs, hook and wrapper, libvirtd.  On failure
+# $ACC_STEP says which step failed.
+ACC_STEP=
+acc_setup() {
+	ACC_STEP="the L2 images $L2_KERNEL, $L2_INITRD"
+	[ -r "$L2_KERNEL" ] && [ -r "$L2_INITRD" ] || return 1
+	ACC_STEP="mount dmemfs 2M/1G on $M2, $M1G"
+	acc_mount_dmemfs || return 1
+	ACC_STEP="make install DESTDIR= of hook and wrapper (/tmp/acc-install.log)"
+	acc_install || return 1
+	ACC_STEP="libvirt configuration and L2 images"
+	acc_libvirt_config || return 1
+	ACC_STEP="start virtlogd and libvirtd"
+	acc_libvirtd_start || return 1
+}
+
 acc_stop_all() { # destroy and undefine our domains, stop the daemons, unmount
 	local d p
 	for d in $(virsh list --all --name 2> /dev/null); do

@@ -99,22 +99,9 @@ selftest page_table-thp 180 "$pt_pick" "$ST/kvm_page_table_test" -s anonymous_th
 
 # ---- libvirt for the L2 checks (helpers of nested-test/acceptance/l1-lib.sh)
 L2_CHECKS=(l2-pages-2m l2-pages-1g l2-steal l2-kvmclock)
-step=
-setup() {
-	step="the L2 images $L2_KERNEL, $L2_INITRD"
-	[ -r "$L2_KERNEL" ] && [ -r "$L2_INITRD" ] || return 1
-	step="mount dmemfs 2M/1G on $M2, $M1G"
-	acc_mount_dmemfs || return 1
-	step="make install DESTDIR= of hook and wrapper (/tmp/acc-install.log)"
-	acc_install || return 1
-	step="libvirt configuration and L2 images"
-	acc_libvirt_config || return 1
-	step="start virtlogd and libvirtd"
-	acc_libvirtd_start || return 1
-}
 t=$SECONDS
-if ! setup; then
-	for c in "${L2_CHECKS[@]}"; do fail "$c" "libvirt setup: $step failed"; done
+if ! acc_setup; then
+	for c in "${L2_CHECKS[@]}"; do fail "$c" "libvirt setup: $ACC_STEP failed"; done
 	acc_stop_all
 	exit 1
 fi
