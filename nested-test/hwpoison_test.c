@@ -20,6 +20,8 @@
  *
  *   hwpoison_test          run all tests (TAP on stdout)
  *   hwpoison_test --list   print the test names, one a line, and exit
+ *   hwpoison_test --pfn FILE OFFSET
+ *                          print the pfn behind OFFSET of a dmemfs FILE
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -355,9 +357,31 @@ static int list_tests(void)
 	return 0;
 }
 
+/* --pfn FILE OFFSET: print the pfn behind OFFSET of a dmemfs FILE. */
+static int print_pfn(const char *path, const char *off)
+{
+	int fd = open(path, O_RDONLY);
+	uint64_t phys;
+
+	if (fd < 0) {
+		perror(path);
+		return 1;
+	}
+	phys = phys_of(fd, strtoull(off, NULL, 0));
+	close(fd);
+	if (!phys) {
+		fprintf(stderr, "%s: no dpage at offset %s\n", path, off);
+		return 1;
+	}
+	printf("%#lx\n", phys / SZ_4K);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--list"))
 		return list_tests();
+	if (argc == 4 && !strcmp(argv[1], "--pfn"))
+		return print_pfn(argv[2], argv[3]);
 	return test_harness_run(argc, argv);
 }

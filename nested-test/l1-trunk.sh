@@ -229,8 +229,13 @@ if [ -x "$bin" ]; then
 	echo "== hwpoison_test exit $?"
 	cat "$log"
 	tap_results hwpoison_test "$log"
+	# and one in a running L2's memory: QEMU injects the vMCE
+	echo "== nested-test/hwpoison-l2.sh"
+	timeout -k 5 300 bash "$TOP/nested-test/hwpoison-l2.sh" > /tmp/hwpoison-l2.out 2>&1
+	cat /tmp/hwpoison-l2.out
+	grep -E '^(PASS|FAIL): ' /tmp/hwpoison-l2.out | while IFS= read -r l; do res "$l"; done
 	p1=$(pool_sum poisoned) f1=$(pool_free)
-	n=$("$bin" --list | wc -l)
+	n=$(($("$bin" --list | wc -l) + 1))
 	res "# hwpoison: ${n} pages injected; poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
 	check l1.hwpoison-quarantine "poisoned_bytes ${p0} -> ${p1} and free ${f0} -> ${f1} B, want both to move by ${n} x 4096" \
 		[ $((p1 - p0)) -eq $((n * 4096)) -a $((f0 - f1)) -eq $((n * 4096)) ]

@@ -80,7 +80,7 @@ HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
 if [ -x "$HWPOISON_BIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')
 fi
-expected+=(l1.hwpoison-quarantine l1.dmesg-clean)
+expected+=(hwpoison.l2-vmce l1.hwpoison-quarantine l1.dmesg-clean)
 
 # fail_all REASON: one FAIL per expected result, plus the boot itself
 fail_all() {

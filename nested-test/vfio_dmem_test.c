@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vfio_dmem_test: VFIO type1 on dmemfs memory, inside L1 (kselftest harness).
+ *
+ * L1 has a vIOMMU and the QEMU "edu" device (PCI 1234:11e8), which the
+ * caller (nested-test/tests/l1-vfio.sh) binds to vfio-pci.  The tests map
+ * dmemfs files into the device's IOMMU domain with VFIO_IOMMU_MAP_DMA and
+ * watch the pin accounting of the dmem pool:
+ *
+ *   /sys/kernel/mm/dmem/node<N>/pinned_bytes   4K pages pinned x 4096
+ *   /sys/kernel/mm/dmem/node<N>/{free,used}_bytes
+ *   /sys/kernel/debug/dmem/pins                "node head_pfn order
+ *                                              pinned_pages orphaned", one
+ *                                              line per pinned dpage
+ *
+ * A dmemfs file truncated or unlinked while pinned must keep its dpages
+ * (used, not free, "orphaned") until the last unpin; UNMAP_DMA and the close
+ * of the container drop the pins and give the dpages back.
+ *
+ *   vfio_dmem_test                 run all tests (TAP on stdout)
+ *   vfio_dmem_test --list          print the test names, one a line
+ *   vfio_dmem_test --bench [--mib N] [--reps R] [--dmem-2M DIR]
+ *       [--dmem-1G DIR] [--huge-2M DIR] [--huge-1G DIR]
+ *       time MAP_DMA + UNMAP_DMA of N MiB (default 1024) on each backing
+ *       (dmemfs, anonymous memory 4K and THP, hugetlbfs), one line per
+ *       round: "VFIOBENCH variant=V backing=B pagesize=P mib=N rep=R
+ *       map_ns=T unmap_ns=T pinned_bytes=B" or "VFIOSKIP variant=V reason=R".
+ *
+ * Environment: VFIO_BDF (the device; default: the first 1234:11e8 in sysfs),
+ * DMEMFS_2M_MOUNT, DMEMFS_1G_MOUNT (dmemfs mounts to use; a private mount
+ * is made when unset or not dmemfs; the 4K variant always mounts its own).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/vfio.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define DMEMFS_MAGIC	0x2ace90c6UL
+#define SZ_4K		(4096UL)
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+#define MAX_NODES	64
+#define STATS_DIR	"/sys/kernel/mm/dmem"
+#define PINS_FILE	"/sys/kernel/debug/dmem/pins"
+#define EDU_VENDOR	0x1234
+#define EDU_DEVICE	0x11e8
+#define IOVA_BASE	(1ULL << 32)	/* 1G-aligned, above the MSI window */
+
+/* ---- dmem pool and pin accounting */
+
+struct dstats {
+	int nr;				/* node<N> directories: 0..nr-1 */
+	int have_pinned;		/* every node has pinned_bytes */
+	uint64_t free[MAX_NODES];
+	uint64_t used[MAX_NODES];
+	uint64_t pinned[MAX_NODES];
+	uint64_t free_all, used_all, pinned_all;
+};
+
+/* Summary of the debugfs pins file. */
+struct pins {
+	int ok;				/* the file was readable and well formed */
+	long lines;			/* pinned dpages */
+	long pages;			/* sum of pinned_pages */
+	long orphaned;			/* lines with orphaned=1 */
+	long bad_order;			/* lines whose order is not the expected one */
+	long partial;			/* lines with pinned_pages != 1 << order */
+	long misaligned;		/* head_pfn not aligned to its order */
+	long dup;			/* the same head_pfn twice */
+};
+
+static int read_u64(const char *path, uint64_t *val)
+{
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	*val = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+static int read_stats(struct dstats *s)
+{
+	char path[128];
+	uint64_t t;
+	int n, found = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->have_pinned = 1;
+	for (n = 0; n < MAX_NODES; n++) {
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/total_bytes", n);
+		if (read_u64(path, &t))
+			continue;
+		found++;
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/free_bytes", n);
+		if (read_u64(path, &s->free[n]))
+			return -1;
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/used_bytes", n);
+		if (read_u64(path, &s->used[n]))
+			return -1;
+		snprintf(path, sizeof(path), STATS_DIR "/node%d/pinned_bytes", n);
+		if (read_u64(path, &s->pinned[n]))
+			s->have_pinned = 0;
+		s->free_all += s->free[n];
+		s->used_all += s->used[n];
+		s->pinned_all += s->pinned[n];
+		s->nr = n + 1;
+	}
+	return found ? 0 : -1;
+}
+
+static int cmp_ul(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* want_order < 0: do not check the order. */
+static void read_pins(struct pins *p, int want_order)
+{
+	unsigned long pfn, pages, *pfns = NULL;
+	int node, order, orphaned;
+	size_t cap = 0;
+	char line[256];
+	FILE *f;
+	long i;
+
+	memset(p, 0, sizeof(*p));
+	f = fopen(PINS_FILE, "r");
+	if (!f)
+		return;
+	if (!fgets(line, sizeof(line), f) || strncmp(line, "node", 4)) {
+		fclose(f);
+		return;
+	}
+	p->ok = 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %lx %d %lu %d", &node, &pfn, &order, &pages, &orphaned) != 5) {
+			p->ok = 0;
+			continue;
+		}
+		if ((size_t)p->lines == cap) {
+			cap = cap ? 2 * cap : 1024;
+			pfns = realloc(pfns, cap * sizeof(*pfns));
+			if (!pfns) {
+				p->ok = 0;
+				break;
+			}
+		}
+		pfns[p->lines++] = pfn;
+		p->pages += pages;
+		p->orphaned += orphaned != 0;
+		if (want_order >= 0 && order != want_order)
+			p->bad_order++;
+		if (order < 0 || order > 30 || pages != 1UL << order)
+			p->partial++;
+		if (order >= 0 && order <= 30 && (pfn & ((1UL << order) - 1)))
+			p->misaligned++;
+	}
+	fclose(f);
+	if (pfns) {
+		qsort(pfns, p->lines, sizeof(*pfns), cmp_ul);
+		for (i = 1; i < p->lines; i++)
+			p->dup += pfns[i] == pfns[i - 1];
+		free(pfns);
+	}
+}
+
+static int log2_ul(unsigned long v)
+{
+	int r = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		r++;
+	}
+	return r;
+}
+
+/* ---- VFIO type1 */
+
+struct vfio {
+	int container, group;
+	char bdf[64], grp[16];
+};
+
+/* The device: $VFIO_BDF or the first edu in sysfs. */
+static int find_edu(char *bdf, size_t n)
+{
+	const char *env = getenv("VFIO_BDF");
+	uint64_t ven, dev;
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (env && *env) {
+		snprintf(bdf, n, "%.63s", env);
+		return 0;
+	}
+	d = opendir("/sys/bus/pci/devices");
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char buf[16];
+		int fd;
+		ssize_t r;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = 0;
+		ven = strtoull(buf, NULL, 16);
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", de->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = 0;
+		dev = strtoull(buf, NULL, 16);
+		if (ven == EDU_VENDOR && dev == EDU_DEVICE) {
+			snprintf(bdf, n, "%.63s", de->d_name);
+			closedir(d);
+			return 0;
+		}
+	}
+	closedir(d);
+	return -1;
+}
+
+/* Opens a type1v2 container with the device's group; why gets the reason. */
+static int vfio_open(struct vfio *v, char *why, size_t wn)
+{
+	struct vfio_group_status st = { .argsz = sizeof(st) };
+	char path[PATH_MAX], link[PATH_MAX], *b;
+	ssize_t n;
+
+	v->container = v->group = -1;
+	if (find_edu(v->bdf, sizeof(v->bdf))) {
+		snprintf(why, wn, "no PCI device %04x:%04x in sysfs (no -device edu?)", EDU_VENDOR, EDU_DEVICE);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", v->bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	b = strrchr(link, '/');
+	if (!b || strcmp(b + 1, "vfio-pci")) {
+		snprintf(why, wn, "%s is bound to '%.64s', not vfio-pci", v->bdf, b ? b + 1 : "nothing");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/iommu_group", v->bdf);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0) {
+		snprintf(why, wn, "%s has no iommu_group (no vIOMMU / intel_iommu=on?)", v->bdf);
+		return -1;
+	}
+	link[n] = 0;
+	snprintf(v->grp, sizeof(v->grp), "%s", strrchr(link, '/') + 1);
+	v->container = open("/dev/vfio/vfio", O_RDWR | O_CLOEXEC);
+	if (v->container < 0) {
+		snprintf(why, wn, "open /dev/vfio/vfio: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(v->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
+	    ioctl(v->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1v2_IOMMU) <= 0) {
+		snprintf(why, wn, "container: no VFIO API %d with type1v2", VFIO_API_VERSION);
+		goto err;
+	}
+	v->group = open(strcat(strcpy(path, "/dev/vfio/"), v->grp), O_RDWR | O_CLOEXEC);
+	if (v->group < 0) {
+		snprintf(why, wn, "open /dev/vfio/%s: %s", v->grp, strerror(errno));
+		goto err;
+	}
+	if (ioctl(v->group, VFIO_GROUP_GET_STATUS, &st) || !(st.flags & VFIO_GROUP_FLAGS_VIABLE)) {
+		snprintf(why, wn, "group %s not viable (flags %#x)", v->grp, st.flags);
+		goto err;
+	}
+	if (ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container)) {
+		snprintf(why, wn, "VFIO_GROUP_SET_CONTAINER: %s", strerror(errno));
+		goto err;
+	}
+	if (ioctl(v->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU)) {
+		snprintf(why, wn, "VFIO_SET_IOMMU type1v2: %s", strerror(errno));
+		goto err;
+	}
+	return 0;
+err:
+	if (v->group >= 0)
+		close(v->group);
+	close(v->container);
+	v->container = v->group = -1;
+	return -1;
+}
+
+static void vfio_close(struct vfio *v)
+{
+	if (v->group >= 0)
+		close(v->group);
+	if (v->container >= 0)
+		close(v->container);
+	v->container = v->group = -1;
+}
+
+static int dma_map(struct vfio *v, void *vaddr, uint64_t iova, uint64_t size)
+{
+	struct vfio_iommu_type1_dma_map m = {
+		.argsz = sizeof(m),
+		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+		.vaddr = (uintptr_t)vaddr,
+		.iova = iova,
+		.size = size,
+	};
+
+	return ioctl(v->container, VFIO_IOMMU_MAP_DMA, &m) ? -errno : 0;
+}
+
+/* Returns the bytes unmapped, or -errno. */
+static int64_t dma_unmap(struct vfio *v, uint64_t iova, uint64_t size)
+{
+	struct vfio_iommu_type1_dma_unmap u = {
+		.argsz = sizeof(u),
+		.iova = iova,
+		.size = size,
+	};
+
+	return ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &u) ? -errno : (int64_t)u.size;
+}
+
+static int is_dmemfs(const char *dir)
+{
+	struct statfs sf;
+
+	return dir && *dir && !statfs(dir, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC;
+}
+
+/* ---- the tests */
+
+FIXTURE(vfio_dmem) {
+	struct vfio v;
+	char mnt[64];			/* private mount, or "" */
+	char dir[256];			/* where the test file lives */
+	char path[320];
+	int fd;
+	char *p;
+	size_t size;
+	int order;
+	struct dstats base;
+	int step;
+};
+
+FIXTURE_VARIANT(vfio_dmem) {
+	const char *opts;		/* mount options of a private mount */
+	const char *env;		/* mount to use, if it is dmemfs */
+	size_t ps;
+	size_t size;			/* mapped per test: an even number of dpages */
+};
+
+FIXTURE_VARIANT_ADD(vfio_dmem, 4K) { .opts = "pagesize=4K", .env = NULL, .ps = SZ_4K, .size = 8UL << 20 };
+FIXTURE_VARIANT_ADD(vfio_dmem, 2M) { .opts = "pagesize=2M", .env = "DMEMFS_2M_MOUNT", .ps = SZ_2M, .size = 64UL << 20 };
+FIXTURE_VARIANT_ADD(vfio_dmem, 1G) { .opts = "pagesize=1G", .env = "DMEMFS_1G_MOUNT", .ps = SZ_1G, .size = 2UL << 30 };
+
+FIXTURE_SETUP(vfio_dmem)
+{
+	const char *env = variant->env ? getenv(variant->env) : NULL;
+	char why[256];
+	size_t off;
+
+	self->fd = -1;
+	self->p = MAP_FAILED;
+	self->mnt[0] = 0;
+	self->size = variant->size;
+	self->order = log2_ul(variant->ps / SZ_4K);
+	ASSERT_EQ(0, read_stats(&self->base)) TH_LOG("no dmem pool in " STATS_DIR);
+	ASSERT_LE(self->size, self->base.free_all)
+		TH_LOG("pool free %llu B, the test needs %zu B", (unsigned long long)self->base.free_all, self->size);
+
+	if (is_dmemfs(env)) {
+		snprintf(self->dir, sizeof(self->dir), "%s", env);
+	} else {
+		snprintf(self->mnt, sizeof(self->mnt), "/tmp/vfio-dmem-XXXXXX");
+		ASSERT_NE(NULL, mkdtemp(self->mnt));
+		ASSERT_EQ(0, mount("none", self->mnt, "dmemfs", 0, variant->opts))
+			TH_LOG("mount -t dmemfs -o %s: %s", variant->opts, strerror(errno));
+		snprintf(self->dir, sizeof(self->dir), "%s", self->mnt);
+	}
+	snprintf(self->path, sizeof(self->path), "%s/vfio-dmem-%d", self->dir, getpid());
+	self->fd = open(self->path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ASSERT_LE(0, self->fd) TH_LOG("create %s: %s", self->path, strerror(errno));
+	ASSERT_EQ(0, ftruncate(self->fd, self->size));
+	self->p = mmap(NULL, self->size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->p) TH_LOG("mmap %zu B of %s: %s", self->size, self->path, strerror(errno));
+	/* Allocate every dpage now: MAP_DMA must pin, not allocate. */
+	for (off = 0; off < self->size; off += variant->ps)
+		self->p[off] = 1;
+
+	ASSERT_EQ(0, vfio_open(&self->v, why, sizeof(why))) TH_LOG("%s", why);
+}
+
+FIXTURE_TEARDOWN(vfio_dmem)
+{
+	vfio_close(&self->v);
+	if (self->p != MAP_FAILED)
+		munmap(self->p, self->size);
+	if (self->fd >= 0)
+		close(self->fd);
+	unlink(self->path);
+	if (self->mnt[0]) {
+		umount(self->mnt);
+		rmdir(self->mnt);
+	}
+}
+
+/* One line of the refcount trace: pinned_bytes and the pool at STEP. */
+static void trace(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self, const char *step)
+{
+	struct dstats s;
+	struct pins p;
+
+	read_stats(&s);
+	read_pins(&p, -1);
+	if (!s.have_pinned)
+		TH_LOG("trace %d %-26s pinned_bytes: (no sysfs file) pins: %s; free %+lld MiB vs start",
+		       ++self->step, step, p.ok ? "" : "(no debugfs file)",
+		       ((long long)s.free_all - (long long)self->base.free_all) >> 20);
+	else
+		TH_LOG("trace %d %-26s pinned_bytes %llu (%llu MiB), pins %ld dpages / %ld pages, %ld orphaned; free %+lld MiB vs start",
+		       ++self->step, step, (unsigned long long)s.pinned_all,
+		       (unsigned long long)s.pinned_all >> 20, p.lines, p.pages, p.orphaned,
+		       ((long long)s.free_all - (long long)self->base.free_all) >> 20);
+}
+
+/*
+ * The pins are exactly BYTES of this test's dpages: pinned_bytes (per node:
+ * equal to the dpages this test holds on that node), the pins file (one
+ * line per dpage of the variant's order, fully pinned, aligned, no
+ * duplicates), and ORPHANED of them orphaned (-1: do not check).
+ */
+static void expect_pins(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self,
+			const char *when, uint64_t bytes, long orphaned, int per_node)
+{
+	long dpages = bytes >> (self->order + 12);
+	struct dstats s;
+	struct pins p;
+	int n;
+
+	ASSERT_EQ(0, read_stats(&s));
+	read_pins(&p, self->order);
+	EXPECT_TRUE(s.have_pinned) TH_LOG("%s: no " STATS_DIR "/node<N>/pinned_bytes", when);
+	EXPECT_TRUE(p.ok) TH_LOG("%s: no (or malformed) " PINS_FILE, when);
+	if (!s.have_pinned || !p.ok)
+		return;
+	EXPECT_EQ(bytes, s.pinned_all) TH_LOG("%s: pinned_bytes %llu, want %llu", when,
+					       (unsigned long long)s.pinned_all, (unsigned long long)bytes);
+	EXPECT_EQ(dpages, p.lines) TH_LOG("%s: %ld pinned dpages in %s, want %ld", when, p.lines, PINS_FILE, dpages);
+	EXPECT_EQ((long)(bytes >> 12), p.pages) TH_LOG("%s: %ld pinned pages, want %llu", when, p.pages,
+						       (unsigned long long)bytes >> 12);
+	EXPECT_EQ(0, p.bad_order) TH_LOG("%s: %ld pins of another order than %d", when, p.bad_order, self->order);
+	EXPECT_EQ(0, p.partial) TH_LOG("%s: %ld dpages not pinned whole", when, p.partial);
+	EXPECT_EQ(0, p.misaligned) TH_LOG("%s: %ld head_pfn not aligned to the order", when, p.misaligned);
+	EXPECT_EQ(0, p.dup) TH_LOG("%s: %ld head_pfn listed twice", when, p.dup);
+	if (orphaned >= 0)
+		EXPECT_EQ(orphaned, p.orphaned) TH_LOG("%s: %ld pins orphaned, want %ld", when, p.orphaned, orphaned);
+	/* Everything this test holds is pinned: per node, pinned == used delta. */
+	for (n = 0; per_node && n < s.nr; n++)
+		EXPECT_EQ(s.used[n] - self->base.used[n], s.pinned[n])
+			TH_LOG("%s: node %d pinned %llu B, but the test holds %llu B there", when, n,
+			       (unsigned long long)s.pinned[n],
+			       (unsigned long long)(s.used[n] - self->base.used[n]));
+}
+
+/* The pool as at the start, less what the file still holds (HELD bytes). */
+static void expect_free(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self,
+			const char *when, uint64_t held)
+{
+	struct dstats s;
+
+	ASSERT_EQ(0, read_stats(&s));
+	EXPECT_EQ(self->base.free_all - held, s.free_all)
+		TH_LOG("%s: pool free %llu B, want %llu (start %llu, held %llu)", when,
+		       (unsigned long long)s.free_all, (unsigned long long)(self->base.free_all - held),
+		       (unsigned long long)self->base.free_all, (unsigned long long)held);
+	EXPECT_EQ(self->base.used_all + held, s.used_all)
+		TH_LOG("%s: pool used %llu B, want %llu", when, (unsigned long long)s.used_all,
+		       (unsigned long long)(self->base.used_all + held));
+}
+
+/* Drop the file: munmap, close, unlink. */
+static void drop_file(FIXTURE_DATA(vfio_dmem) *self)
+{
+	munmap(self->p, self->size);
+	self->p = MAP_FAILED;
+	close(self->fd);
+	self->fd = -1;
+	unlink(self->path);
+}
+
+static void map_all(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self)
+{
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = dma_map(&self->v, self->p, IOVA_BASE, self->size);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ASSERT_EQ(0, r) TH_LOG("VFIO_IOMMU_MAP_DMA of %zu B of dmemfs: %s", self->size, strerror(-r));
+	TH_LOG("MAP_DMA %zu MiB in %.1f ms (group %s, device %s)", self->size >> 20,
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6, self->v.grp, self->v.bdf);
+}
+
+static void unmap(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self,
+		  uint64_t off, uint64_t size)
+{
+	int64_t r = dma_unmap(&self->v, IOVA_BASE + off, size);
+
+	ASSERT_EQ((int64_t)size, r) TH_LOG("VFIO_IOMMU_UNMAP_DMA at +%llu of %llu B: %lld",
+					   (unsigned long long)off, (unsigned long long)size, (long long)r);
+}
+
+TEST_F_TIMEOUT(vfio_dmem, map_unmap, 300)
+{
+	trace(_metadata, self, "file populated");
+	expect_pins(_metadata, self, "before MAP_DMA", 0, 0, 0);
+	map_all(_metadata, self);
+	trace(_metadata, self, "after MAP_DMA");
+	expect_pins(_metadata, self, "after MAP_DMA", self->size, 0, 1);
+	expect_free(_metadata, self, "after MAP_DMA", self->size);
+	unmap(_metadata, self, 0, self->size);
+	trace(_metadata, self, "after UNMAP_DMA");
+	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
+	expect_free(_metadata, self, "after UNMAP_DMA", self->size);
+	drop_file(self);
+	trace(_metadata, self, "file removed");
+	expect_free(_metadata, self, "file removed", 0);
+}
+
+/* Two MAP_DMA of half each (type1v2 does not split a mapping), unmap one. */
+TEST_F_TIMEOUT(vfio_dmem, unmap_half, 300)
+{
+	uint64_t half = self->size / 2;
+	int r;
+
+	r = dma_map(&self->v, self->p, IOVA_BASE, half);
+	ASSERT_EQ(0, r) TH_LOG("MAP_DMA first half: %s", strerror(-r));
+	r = dma_map(&self->v, self->p + half, IOVA_BASE + half, half);
+	ASSERT_EQ(0, r) TH_LOG("MAP_DMA second half: %s", strerror(-r));
+	trace(_metadata, self, "after 2 x MAP_DMA");
+	expect_pins(_metadata, self, "after 2 x MAP_DMA", self->size, 0, 1);
+	unmap(_metadata, self, half, half);
+	trace(_metadata, self, "after UNMAP_DMA 2nd half");
+	expect_pins(_metadata, self, "after UNMAP_DMA of the second half", half, 0, 0);
+	expect_free(_metadata, self, "after UNMAP_DMA of the second half", self->size);
+	unmap(_metadata, self, 0, half);
+	trace(_metadata, self, "after UNMAP_DMA 1st half");
+	expect_pins(_metadata, self, "after UNMAP_DMA of both halves", 0, 0, 0);
+	drop_file(self);
+	expect_free(_metadata, self, "file removed", 0);
+}
+
+/* Truncate while pinned: the dpages stay used (orphaned) until UNMAP_DMA. */
+TEST_F_TIMEOUT(vfio_dmem, truncate_pinned, 300)
+{
+	map_all(_metadata, self);
+	trace(_metadata, self, "after MAP_DMA");
+	ASSERT_EQ(0, ftruncate(self->fd, 0));
+	trace(_metadata, self, "after ftruncate(0)");
+	expect_free(_metadata, self, "truncated while pinned", self->size);
+	expect_pins(_metadata, self, "truncated while pinned", self->size, self->size >> (self->order + 12), 1);
+	unmap(_metadata, self, 0, self->size);
+	trace(_metadata, self, "after UNMAP_DMA");
+	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
+	expect_free(_metadata, self, "after UNMAP_DMA of the truncated file", 0);
+	drop_file(self);
+	expect_free(_metadata, self, "file removed", 0);
+}
+
+/* Unlink (and unmap, close) while pinned: only the pins keep the dpages. */
+TEST_F_TIMEOUT(vfio_dmem, unlink_pinned, 300)
+{
+	map_all(_metadata, self);
+	trace(_metadata, self, "after MAP_DMA");
+	drop_file(self);
+	trace(_metadata, self, "after munmap+close+unlink");
+	expect_free(_metadata, self, "unlinked while pinned", self->size);
+	expect_pins(_metadata, self, "unlinked while pinned", self->size, self->size >> (self->order + 12), 1);
+	unmap(_metadata, self, 0, self->size);
+	trace(_metadata, self, "after UNMAP_DMA");
+	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
+	expect_free(_metadata, self, "after UNMAP_DMA of the unlinked file", 0);
+}
+
+/* Closing the container (and group) without UNMAP_DMA drops every pin. */
+TEST_F_TIMEOUT(vfio_dmem, close_container, 300)
+{
+	map_all(_metadata, self);
+	trace(_metadata, self, "after MAP_DMA");
+	vfio_close(&self->v);
+	trace(_metadata, self, "after close(container)");
+	expect_pins(_metadata, self, "container closed", 0, 0, 0);
+	expect_free(_metadata, self, "container closed", self->size);
+	drop_file(self);
+	expect_free(_metadata, self, "file removed", 0);
+}
+
+/* The same with the file already gone: the close frees the orphans. */
+TEST_F_TIMEOUT(vfio_dmem, close_container_orphaned, 300)
+{
+	map_all(_metadata, self);
+	drop_file(self);
+	trace(_metadata, self, "after unlink, pinned");
+	expect_free(_metadata, self, "unlinked while pinned", self->size);
+	vfio_close(&self->v);
+	trace(_metadata, self, "after close(container)");
+	expect_pins(_metadata, self, "container closed", 0, 0, 0);
+	expect_free(_metadata, self, "container closed with the file gone", 0);
+}
+
+/* ---- --bench: MAP_DMA + UNMAP_DMA time per backing */
+
+static uint64_t ns_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+struct bench_opts {
+	size_t mib;
+	int reps;
+	const char *dmem2m, *dmem1g, *huge2m, *huge1g;
+};
+
+enum bkind { B_FILE, B_ANON_4K, B_ANON_THP };
+
+static void bench_one(struct vfio *v, const struct bench_opts *o, const char *name,
+		      const char *backing, const char *psz, enum bkind kind, const char *dir)
+{
+	size_t size = o->mib << 20, ps = 4096, off;
+	char path[PATH_MAX] = "";
+	uint64_t t0, t1, t2;
+	struct dstats s;
+	int fd = -1, r, rep;
+	int64_t u;
+	char *p;
+
+	if (kind == B_FILE) {
+		if (!dir || !*dir) {
+			printf("VFIOSKIP variant=%s reason=no_mount\n", name);
+			return;
+		}
+		snprintf(path, sizeof(path), "%s/vfio-bench-%d", dir, getpid());
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, size)) {
+			printf("VFIOSKIP variant=%s reason=create:%s\n", name, strerror(errno));
+			goto out;
+		}
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+		ps = !strcmp(psz, "1G") ? SZ_1G : !strcmp(psz, "2M") ? SZ_2M : SZ_4K;
+	} else {
+		/* THP wants a 2M-aligned start: over-allocate and trim. */
+		p = mmap(NULL, size + SZ_2M, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			char *a = (char *)(((uintptr_t)p + SZ_2M - 1) & ~(SZ_2M - 1));
+
+			if (a > p)
+				munmap(p, a - p);
+			munmap(a + size, p + SZ_2M - a);
+			p = a;
+			madvise(p, size, kind == B_ANON_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		}
+	}
+	if (p == MAP_FAILED) {
+		printf("VFIOSKIP variant=%s reason=mmap:%s\n", name, strerror(errno));
+		goto out;
+	}
+	for (off = 0; off < size; off += ps)	/* populate (MAP_POPULATE for files) */
+		p[off] = 1;
+	for (rep = 1; rep <= o->reps; rep++) {
+		t0 = ns_now();
+		r = dma_map(v, p, IOVA_BASE, size);
+		t1 = ns_now();
+		if (r) {
+			printf("VFIOSKIP variant=%s reason=MAP_DMA:%s\n", name, strerror(-r));
+			break;
+		}
+		read_stats(&s);
+		t2 = ns_now();
+		u = dma_unmap(v, IOVA_BASE, size);
+		t2 = ns_now() - t2;
+		if (u != (int64_t)size) {
+			printf("VFIOSKIP variant=%s reason=UNMAP_DMA:%lld\n", name, (long long)u);
+			break;
+		}
+		printf("VFIOBENCH variant=%s backing=%s pagesize=%s mib=%zu rep=%d map_ns=%llu unmap_ns=%llu pinned_bytes=%llu\n",
+		       name, backing, psz, o->mib, rep, (unsigned long long)(t1 - t0),
+		       (unsigned long long)t2, s.have_pinned ? (unsigned long long)s.pinned_all : 0ULL);
+		fflush(stdout);
+	}
+	munmap(p, size);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (path[0])
+		unlink(path);
+}
+
+static int bench(int argc, char **argv)
+{
+	struct bench_opts o = { .mib = 1024, .reps = 3 };
+	char why[256];
+	struct vfio v;
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!val) {
+			fprintf(stderr, "vfio_dmem_test: %s needs a value\n", a);
+			return 2;
+		}
+		i++;
+		if (!strcmp(a, "--mib"))
+			o.mib = strtoul(val, NULL, 0);
+		else if (!strcmp(a, "--reps"))
+			o.reps = atoi(val);
+		else if (!strcmp(a, "--dmem-2M"))
+			o.dmem2m = val;
+		else if (!strcmp(a, "--dmem-1G"))
+			o.dmem1g = val;
+		else if (!strcmp(a, "--huge-2M"))
+			o.huge2m = val;
+		else if (!strcmp(a, "--huge-1G"))
+			o.huge1g = val;
+		else {
+			fprintf(stderr, "vfio_dmem_test: unknown option %s\n", a);
+			return 2;
+		}
+	}
+	if (vfio_open(&v, why, sizeof(why))) {
+		printf("VFIOSKIP variant=all reason=%s\n", why);
+		return 1;
+	}
+	printf("# vfio bench: device %s, group %s, %zu MiB, %d rounds\n", v.bdf, v.grp, o.mib, o.reps);
+	fflush(stdout);
+	bench_one(&v, &o, "dmem-2M", "dmemfs", "2M", B_FILE, o.dmem2m);
+	bench_one(&v, &o, "dmem-1G", "dmemfs", "1G", B_FILE, o.dmem1g);
+	bench_one(&v, &o, "anon-4K", "anon", "4K", B_ANON_4K, NULL);
+	bench_one(&v, &o, "anon-THP", "anon", "2M", B_ANON_THP, NULL);
+	bench_one(&v, &o, "hugetlb-2M", "hugetlbfs", "2M", B_FILE, o.huge2m);
+	bench_one(&v, &o, "hugetlb-1G", "hugetlbfs", "1G", B_FILE, o.huge1g);
+	vfio_close(&v);
+	return 0;
+}
+
+/* Same list as the harness runs, for the runner's expected-results set. */
+static int list_tests(void)
+{
+	struct __fixture_variant_metadata no_variant = { .name = "" };
+	struct __fixture_variant_metadata *v;
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+
+	for (f = __fixture_list; f; f = f->next)
+		for (v = f->variant ?: &no_variant; v; v = v->next)
+			for (t = f->tests; t; t = t->next)
+				printf("%s%s%s.%s\n", f->name, v->name[0] ? "." : "",
+				       v->name, t->name);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--list"))
+		return list_tests();
+	if (argc > 1 && !strcmp(argv[1], "--bench"))
+		return bench(argc, argv);
+	return test_harness_run(argc, argv);
+}
