@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "test_util.h"
 
 #define DMEMFS_MAGIC	0x2ace90c6UL
 #define SZ_4K		(4096UL)
@@ -53,24 +54,6 @@ struct dstats {
 	uint64_t free[MAX_NODES];
 	uint64_t used[MAX_NODES];
 };
-
-static int read_u64(const char *path, uint64_t *val)
-{
-	char buf[64];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	*val = strtoull(buf, NULL, 10);
-	return 0;
-}
 
 /*
  * The kernel makes a node<N> directory only for nodes that have dmem: a
@@ -858,26 +841,10 @@ TEST_F(dmemfs, dirs_and_rename)
 
 #include "dmemfs_vm_tests.c"
 
-/* Same list as the harness runs, for the runner's expected-results set. */
-static int list_tests(void)
-{
-	struct __fixture_variant_metadata no_variant = { .name = "" };
-	struct __fixture_variant_metadata *v;
-	struct __fixture_metadata *f;
-	struct __test_metadata *t;
-
-	for (f = __fixture_list; f; f = f->next)
-		for (v = f->variant ?: &no_variant; v; v = v->next)
-			for (t = f->tests; t; t = t->next)
-				printf("%s%s%s.%s\n", f->name, v->name[0] ? "." : "",
-				       v->name, t->name);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--list"))
-		return list_tests();
+		return harness_list_tests();
 	kmsg_mark("dmemfs_test: start");
 	return test_harness_run(argc, argv);
 }

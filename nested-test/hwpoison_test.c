@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "test_util.h"
 
 #define SZ_4K		4096UL
 #define SZ_2M		(2UL << 20)
@@ -54,17 +55,11 @@
 
 static uint64_t node_stat(int node, const char *what)
 {
-	char path[96], buf[32] = "";
-	FILE *f;
+	char path[96];
+	uint64_t v;
 
 	snprintf(path, sizeof(path), STATS, node, what);
-	f = fopen(path, "r");
-	if (!f)
-		return UINT64_MAX;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
-	fclose(f);
-	return buf[0] ? strtoull(buf, NULL, 10) : UINT64_MAX;
+	return read_u64(path, &v) ? UINT64_MAX : v;
 }
 
 static int bind_to(int node)
@@ -343,20 +338,6 @@ TEST_F(hwpoison, sigbus_and_quarantine)
 	signal(SIGBUS, SIG_DFL);
 }
 
-/* Same list as the harness runs, for the runner's expected-results set. */
-static int list_tests(void)
-{
-	struct __fixture_variant_metadata *v;
-	struct __fixture_metadata *f;
-	struct __test_metadata *t;
-
-	for (f = __fixture_list; f; f = f->next)
-		for (v = f->variant; v; v = v->next)
-			for (t = f->tests; t; t = t->next)
-				printf("%s.%s.%s\n", f->name, v->name, t->name);
-	return 0;
-}
-
 /* --pfn FILE OFFSET: print the pfn behind OFFSET of a dmemfs FILE. */
 static int print_pfn(const char *path, const char *off)
 {
@@ -380,7 +361,7 @@ static int print_pfn(const char *path, const char *off)
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--list"))
-		return list_tests();
+		return harness_list_tests();
 	if (argc == 4 && !strcmp(argv[1], "--pfn"))
 		return print_pfn(argv[2], argv[3]);
 	return test_harness_run(argc, argv);

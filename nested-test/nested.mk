@@ -37,28 +37,19 @@ $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
 $(HARNESS_DIR)/kselftest_harness.h:
 	@$(TOP)/kernel/build.sh tree
 
-$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(HARNESS_DIR)/kselftest_harness.h
+$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
 
-# Memory errors in dmem; run last in L1 (it poisons pages for good).
+# One-file kselftest-harness programs run in L1:
+#   hwpoison_test    memory errors in dmem; run last (it poisons pages for good)
+#   vfio_dmem_test   VFIO type1 on dmemfs (tests/l1-vfio.sh; --bench for make bench)
+#   kvm_dmem_test    KVM memslots on dmemfs (tests/l1-kvm.sh)
 HWPOISON_TEST    := $(GUEST)/hwpoison_test
-guest: $(HWPOISON_TEST)
-$(HWPOISON_TEST): $(TOP)/nested-test/hwpoison_test.c $(HARNESS_DIR)/kselftest_harness.h
-	@mkdir -p $(@D)
-	@echo "[guest] cc $(notdir $@)"
-	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
-
-# VFIO type1 on dmemfs (nested-test/tests/l1-vfio.sh; --bench for make bench).
 VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
-guest: $(VFIO_DMEM_TEST)
-$(VFIO_DMEM_TEST): $(TOP)/nested-test/vfio_dmem_test.c $(HARNESS_DIR)/kselftest_harness.h
-	@mkdir -p $(@D)
-	@echo "[guest] cc $(notdir $@)"
-	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
-
-$(KVM_DMEM_TEST): $(TOP)/nested-test/kvm_dmem_test.c $(HARNESS_DIR)/kselftest_harness.h
+guest: $(HWPOISON_TEST) $(VFIO_DMEM_TEST)
+$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "test_util.h"
 
 #define DMEMFS_MAGIC	0x2ace90c6UL
 #define SZ_4K		(4096UL)
@@ -83,24 +84,6 @@ struct pins {
 	long misaligned;		/* head_pfn not aligned to its order */
 	long dup;			/* the same head_pfn twice */
 };
-
-static int read_u64(const char *path, uint64_t *val)
-{
-	char buf[64];
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	*val = strtoull(buf, NULL, 10);
-	return 0;
-}
 
 static int read_stats(struct dstats *s)
 {
@@ -225,28 +208,14 @@ static int find_edu(char *bdf, size_t n)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		char buf[16];
-		int fd;
-		ssize_t r;
-
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", de->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
+		if (read_num(path, 16, &ven))
 			continue;
-		r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[r > 0 ? r : 0] = 0;
-		ven = strtoull(buf, NULL, 16);
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", de->d_name);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
+		if (read_num(path, 16, &dev))
 			continue;
-		r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[r > 0 ? r : 0] = 0;
-		dev = strtoull(buf, NULL, 16);
 		if (ven == EDU_VENDOR && dev == EDU_DEVICE) {
 			snprintf(bdf, n, "%.63s", de->d_name);
 			closedir(d);
@@ -781,26 +750,10 @@ static int bench(int argc, char **argv)
 	return 0;
 }
 
-/* Same list as the harness runs, for the runner's expected-results set. */
-static int list_tests(void)
-{
-	struct __fixture_variant_metadata no_variant = { .name = "" };
-	struct __fixture_variant_metadata *v;
-	struct __fixture_metadata *f;
-	struct __test_metadata *t;
-
-	for (f = __fixture_list; f; f = f->next)
-		for (v = f->variant ?: &no_variant; v; v = v->next)
-			for (t = f->tests; t; t = t->next)
-				printf("%s%s%s.%s\n", f->name, v->name[0] ? "." : "",
-				       v->name, t->name);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--list"))
-		return list_tests();
+		return harness_list_tests();
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
 		return bench(argc, argv);
 	return test_harness_run(argc, argv);
