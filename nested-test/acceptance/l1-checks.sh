@@ -57,6 +57,15 @@ trap 'acc_stop_all' EXIT
 used0() { pool 0 used; }
 used1() { pool 1 used; }
 back_to_base() { [ "$(pool_free_all)" = "$BASE" ]; }
+# libvirt runs the release hook, and QEMU's mappings go, only after the
+# domain is reported shut off: give the pool up to $1 s to come back.
+wait_base() {
+	local end=$((SECONDS + $1))
+	until back_to_base; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.5
+	done
+}
 base_why() { echo "pool free $(pool_free_all) B, baseline $BASE B"; }
 
 # Right after a start: is QEMU on the hook's dmemfs files (START_OK/WHY), did
@@ -114,7 +123,7 @@ else
 	fi
 	virsh undefine "$name" > /dev/null 2>&1
 fi
-back_to_base || { acc_log "after acc-virsh: $(base_why)"; }
+wait_base 60 || acc_log "after acc-virsh: $(base_why)"
 
 # ---- 2. the same guest with plain virt-install
 name=acc-vi
@@ -145,10 +154,11 @@ else
 	wait_state "$name" "shut off" 60 || virsh destroy "$name" > /dev/null 2>&1
 	virsh undefine "$name" > /dev/null 2>&1
 fi
-back_to_base || { acc_log "after acc-vi: $(base_why)"; }
+wait_base 60 || acc_log "after acc-vi: $(base_why)"
 
 # ---- 3. release: destroy + undefine, and kill -9 of QEMU
 name=acc-rel uuid=$(new_uuid)
+u0=$(used0) u1=$(used1)
 mkdomain "$name" "$uuid" $C0 $C1 > "/tmp/$name.xml"
 if ! err=$(virsh define "/tmp/$name.xml" 2>&1) || ! err=$(virsh start --paused "$name" 2>&1); then
 	fail release-destroy "define/start: $(echo "$err" | tr -s '\n' ' ')"
@@ -157,6 +167,7 @@ else
 	held=$(($(used0) + $(used1) - u0 - u1))
 	virsh destroy "$name" > /dev/null 2>&1
 	virsh undefine "$name" > /dev/null 2>&1
+	wait_base 30
 	left=$(dom_files "$uuid")
 	if back_to_base && [ -z "$left" ] && [ "$held" -eq $(((C0 + C1) * MiB)) ]; then
 		pass release-destroy "held $((held / MiB)) MiB while running, pool back to baseline ($(pool_mib)), no files left"

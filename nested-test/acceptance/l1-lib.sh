@@ -190,9 +190,14 @@ wait_state() { # wait_state NAME STATE TIMEOUT_S
 	return 1
 }
 wait_serial() { # wait_serial FILE REGEX TIMEOUT_S -> prints the first matching line
+	# Only whole lines: QEMU may be halfway through writing the last one
+	# (read fails on a last line without its newline).
 	local end=$((SECONDS + $3)) l
 	while [ $SECONDS -lt $end ]; do
-		l=$(tr -d '\r' < "$1" 2> /dev/null | grep -m1 -E "$2") && { echo "$l"; return 0; }
+		while IFS= read -r l; do
+			l=${l//$'\r'/}
+			[[ $l =~ $2 ]] && { printf '%s\n' "$l"; return 0; }
+		done < "$1" 2> /dev/null
 		sleep 0.5
 	done
 	return 1
