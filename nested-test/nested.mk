@@ -1,8 +1,9 @@
 # nested-test/: boot the test kernel as L1 under QEMU and run the in-guest
 # trunk tests there.  Included by the top-level Makefile.
 #
-#   make guest    initramfs, dmemfs_test, kvm_dmem_test, gup_test and the KVM
-#                 selftests steal_time + kvm_page_table_test into build/guest/
+#   make guest    initramfs, dmemfs_test, kvm_dmem_test, kvm_nested_dmem,
+#                 gup_test and the KVM selftests steal_time +
+#                 kvm_page_table_test into build/guest/
 #   make nested   build what is missing, boot L1, print the results
 #   make test     runs test-nested: $(RESULTS)/nested.results
 #
@@ -78,6 +79,19 @@ $(KVM_ST_PROGS): $(KVM_ST_OUT)/%: $(KVM_ST_DIR)/%.c $(KVM_HDR)/include/linux/kvm
 # not two kvm Makefiles building libkvm at once under make -j
 $(KVM_ST_OUT)/kvm_page_table_test: | $(KVM_ST_OUT)/steal_time
 
+# kvm_nested_dmem: our program on the selftest library (the libkvm objects
+# the steal_time build leaves in $(KVM_ST_OUT)/lib), same flags as upstream's.
+KVM_NESTED_DMEM  := $(GUEST)/kvm_nested_dmem
+guest: $(KVM_NESTED_DMEM)
+$(KVM_NESTED_DMEM): $(TOP)/nested-test/kvm_nested_dmem.c $(KVM_ST_OUT)/steal_time
+	@echo "[guest] cc $(notdir $@) (on libkvm of tools/testing/selftests/kvm)"
+	@$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
+	  -fno-stack-protector -fno-PIE -no-pie -pthread -I$(BUILD)/linux/tools/include \
+	  -I$(BUILD)/linux/tools/arch/x86/include -I$(KVM_ST_DIR)/include \
+	  -I$(KVM_ST_DIR)/include/x86_64 -I$(HARNESS_DIR) \
+	  -include $(KVM_HDR)/include/linux/stddef.h -isystem $(KVM_HDR)/include -o $@ $< \
+	  $(KVM_ST_OUT)/lib/*.o $(KVM_ST_OUT)/lib/x86_64/*.o -ldl
+
 nested: kernel guest
 	@mkdir -p $(RESULTS)
 	@$(TOP)/nested-test/run-l1.sh
@@ -92,11 +106,3 @@ test-nested: test-kernel
 	  blocked="$${blocked:+$$blocked; }guest build failed (build/results/guest-build.log)"; \
 	NESTED_BLOCKED="$$blocked" $(TOP)/nested-test/run-l1.sh || true; \
 	[ -s $(RESULTS)/nested.results ] || echo "FAIL: nested: run-l1.sh wrote no results" > $(RESULTS)/nested.results
-
-# The L2 with the edu device assigned through libvirt (tests/l1-vfio.sh part
-# 2), with the whole trunk: not in make test, TCG's nested SVM crashes L1's
-# vCPU thread in about 1 of 4 such L2 starts.
-.PHONY: vfio-l2
-vfio-l2: kernel guest userspace
-	@L1_APPEND="nokaslr l1.vfio-l2=1" RESULTS=$(BUILD)/results-vfio-l2 $(TOP)/nested-test/run-l1.sh
-	@grep -E '^(PASS|FAIL): (vfio|l1-script:nested-test/tests/l1-vfio)' $(BUILD)/results-vfio-l2/nested.results

@@ -12,6 +12,10 @@
 #   kvm.l2-steal       an L2 whose vCPU is pinned to CPU 0 spins l2.steal=8
 #   kvm.l2-kvmclock    seconds while a hog runs on CPU 0: steal ticks grow, and
 #                      the agent's kvmclock checks pass
+#   kvm.nested-vmcb-2m build/guest/kvm_nested_dmem (nested-test/kvm_nested_dmem.c):
+#   kvm.nested-vmcb-1g a vCPU runs a nested SVM guest 64 times with the VMCB,
+#                      host save area, MSR map, stack and data in one dpage:
+#                      kvm_vcpu_map() of dmem on every VMRUN and #VMEXIT
 #   kvm.selftest-*     upstream 6.1 tools/testing/selftests/kvm steal_time and
 #                      kvm_page_table_test (anonymous, anonymous_thp)
 #
@@ -69,6 +73,28 @@ else
 	fi
 fi
 [ "$(pool_free_all)" = "$BASE" ] || fail dmem_test-pool "pool free $(pool_free_all) B after kvm_dmem_test, $BASE B before"
+
+# ---- 5. nested SVM with the VMCB in dmem: kvm_vcpu_map() on a dmem pfn
+bin=$GUESTBIN/kvm_nested_dmem
+for ps in 2M 1G; do
+	c=nested-vmcb-$(echo "$ps" | tr 'A-Z' 'a-z')
+	dir=${DMEMFS_2M_MOUNT:-}
+	[ "$ps" = 1G ] && dir=${DMEMFS_1G_MOUNT:-}
+	if [ ! -x "$bin" ]; then
+		fail "$c" "$bin not built"
+		continue
+	fi
+	t=$SECONDS
+	out=$(timeout -k 5 300 "$bin" "$dir" 64 2>&1)
+	r=$?
+	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $ps: /" >&2
+	if [ $r -eq 0 ] && line=$(printf '%s\n' "$out" | grep -m1 '^nested-svm: '); then
+		pass "$c" "${line#nested-svm: } ($((SECONDS - t)) s)"
+	else
+		fail "$c" "exit $r: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -4 | tr -s ' \t\n' ' ' | cut -c1-300)"
+	fi
+done
+[ "$(pool_free_all)" = "$BASE" ] || fail nested-vmcb-pool "pool free $(pool_free_all) B after kvm_nested_dmem, $BASE B before"
 
 # ---- 4. upstream KVM selftests, unmodified
 # selftest NAME TIMEOUT SED BIN ARGS...: SED picks the numbers for the PASS line

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm_nested_dmem: nested SVM with its state in dmem.  Runs inside L1.
+ *
+ *   kvm_nested_dmem DIR [RUNS]
+ *
+ * A VM made with the KVM selftest library (tools/testing/selftests/kvm,
+ * libkvm objects of the 6.1 tree) gets a second memslot: one dpage of a
+ * dmemfs file created in DIR (a dmemfs mount), at GPA = GVA = 1 GiB.  Its
+ * vCPU is a nested hypervisor: the VMCB, the host save area, the MSR
+ * permission map, the nested guest's stack and a data page all live in that
+ * dpage.  The vCPU runs the nested guest RUNS times (default 64); the nested
+ * guest adds one to a counter in the data page and leaves with VMMCALL.
+ *
+ * What it proves: KVM maps the VMCB a guest hands to VMRUN with
+ * kvm_vcpu_map() on every VMRUN and #VMEXIT.  For a pfn without struct page
+ * that is memremap(), which failed for dmem until try_ram_remap() learnt
+ * about it; KVM then skips the VMRUN without a word.  The checks:
+ *   - every VMRUN reached the nested guest: the counter is RUNS;
+ *   - KVM wrote each #VMEXIT back into the dmem VMCB: the host reads
+ *     exit_code SVM_EXIT_VMMCALL there, through its own mapping of the file;
+ *   - the memory was dmem: the file holds one dpage (st_blocks) and the
+ *     slot's host range is a MAP_SHARED mapping of it (/proc/self/maps).
+ *
+ * Prints one line "nested-svm: ..." with the numbers; exits 0 only if all
+ * checks hold (the library's TEST_ASSERT exits non-zero with a reason, and a
+ * CPU without SVM is a failure here, not a skip).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+/* kvm_util.h brings the library's test_util.h (not nested-test/test_util.h) */
+#include "kvm_util.h"
+#include "processor.h"
+#include "svm_util.h"
+
+#define DMEMFS_MAGIC	0x2ace90c6UL
+#define DMEM_SLOT	1
+#define DMEM_GPA	(1UL << 30)	/* GVA too: identity-mapped */
+#define DMEM_PAGES	8		/* 4K pages used of the dpage */
+/* page indexes inside the dpage */
+#define PG_SVM		0		/* struct svm_test_data */
+#define PG_VMCB		1
+#define PG_HSAVE	2
+#define PG_MSRPM	3		/* and 4: the MSR map is 8 KiB */
+#define PG_STACK	5		/* the nested guest's stack */
+#define PG_DATA		6		/* the counter */
+#define GVA(pg)		(DMEM_GPA + (pg) * 4096UL)
+
+static void l2_guest_code(void)
+{
+	(*(volatile uint64_t *)GVA(PG_DATA))++;
+	__asm__ __volatile__("vmmcall");
+}
+
+static void l1_guest_code(struct svm_test_data *svm, uint64_t runs)
+{
+	uint64_t i;
+
+	for (i = 0; i < runs; i++) {
+		generic_svm_setup(svm, l2_guest_code,
+				  (void *)(GVA(PG_STACK) + 4096 - 8));
+		run_guest(svm->vmcb, svm->vmcb_gpa);
+		GUEST_ASSERT_2(svm->vmcb->control.exit_code == SVM_EXIT_VMMCALL,
+			       i, svm->vmcb->control.exit_code);
+		GUEST_ASSERT_2(*(volatile uint64_t *)GVA(PG_DATA) == i + 1,
+			       i, *(volatile uint64_t *)GVA(PG_DATA));
+	}
+	GUEST_DONE();
+}
+
+/* the dpage size of the dmemfs mount DIR (its f_bsize) */
+static size_t dmemfs_dpage(const char *dir)
+{
+	struct statfs sfs;
+
+	TEST_ASSERT(statfs(dir, &sfs) == 0, "statfs %s: %m", dir);
+	TEST_ASSERT((unsigned long)sfs.f_type == DMEMFS_MAGIC,
+		    "%s is not a dmemfs mount (f_type 0x%lx)", dir,
+		    (unsigned long)sfs.f_type);
+	return sfs.f_bsize;
+}
+
+/* a MAP_SHARED mapping of FD, SIZE bytes, aligned to SIZE */
+static void *map_aligned(int fd, size_t size)
+{
+	char *r, *p;
+
+	r = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	TEST_ASSERT(r != MAP_FAILED, "mmap reserve: %m");
+	p = (char *)(((uintptr_t)r + size - 1) & ~(size - 1));
+	TEST_ASSERT(mmap(p, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			 fd, 0) == p, "mmap of the dmemfs file: %m");
+	if (p > r)
+		munmap(r, p - r);
+	munmap(p + size, r + size - p);
+	return p;
+}
+
+/* does /proc/self/maps show HVA inside a shared mapping of PATH? */
+static int mapped_from(void *hva, const char *path)
+{
+	unsigned long lo, hi;
+	char line[512], perm[8], file[256];
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	TEST_ASSERT(f, "/proc/self/maps: %m");
+	while (fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		/* the file is unlinked: "PATH (deleted)" */
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &lo, &hi, perm, file) < 3)
+			continue;
+		if ((uintptr_t)hva >= lo && (uintptr_t)hva < hi)
+			found = perm[3] == 's' && !strcmp(file, path);
+	}
+	fclose(f);
+	return found;
+}
+
+int main(int argc, char *argv[])
+{
+	struct svm_test_data *svm;
+	struct kvm_vcpu *vcpu;
+	struct kvm_vm *vm;
+	struct ucall uc;
+	struct stat st;
+	uint64_t runs = argc > 2 ? strtoull(argv[2], NULL, 0) : 64;
+	size_t dpage;
+	char path[256];
+	char *mem;
+	int fd, i;
+
+	TEST_ASSERT(argc >= 2, "usage: %s DMEMFS_DIR [RUNS]", argv[0]);
+	TEST_ASSERT(kvm_cpu_has(X86_FEATURE_SVM),
+		    "no SVM for KVM guests (kvm_amd nested=0?)");
+	dpage = dmemfs_dpage(argv[1]);
+	snprintf(path, sizeof(path), "%s/kvm_nested_dmem.%d", argv[1], getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	TEST_ASSERT(fd >= 0, "create %s: %m", path);
+	TEST_ASSERT(ftruncate(fd, dpage) == 0, "ftruncate %s: %m", path);
+	mem = map_aligned(fd, dpage);
+	/* the mapping keeps the file: nothing is left behind if we die */
+	TEST_ASSERT(unlink(path) == 0, "unlink %s: %m", path);
+
+	vm = vm_create_with_one_vcpu(&vcpu, l1_guest_code);
+	vm_set_user_memory_region(vm, DMEM_SLOT, 0, DMEM_GPA, dpage, mem);
+	for (i = 0; i < DMEM_PAGES; i++)
+		virt_pg_map(vm, GVA(i), GVA(i));
+
+	/* vcpu_alloc_svm() with every page in the dpage */
+	svm = (void *)(mem + PG_SVM * 4096);
+	svm->vmcb = (void *)GVA(PG_VMCB);
+	svm->vmcb_hva = mem + PG_VMCB * 4096;
+	svm->vmcb_gpa = GVA(PG_VMCB);
+	svm->save_area = (void *)GVA(PG_HSAVE);
+	svm->save_area_hva = mem + PG_HSAVE * 4096;
+	svm->save_area_gpa = GVA(PG_HSAVE);
+	svm->msr = (void *)GVA(PG_MSRPM);
+	svm->msr_hva = mem + PG_MSRPM * 4096;
+	svm->msr_gpa = GVA(PG_MSRPM);
+	memset(svm->msr_hva, 0, 2 * 4096);
+	vcpu_args_set(vcpu, 2, GVA(PG_SVM), runs);
+
+	for (;;) {
+		vcpu_run(vcpu);
+		TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO,
+			    "exit reason %u (%s)", vcpu->run->exit_reason,
+			    exit_reason_str(vcpu->run->exit_reason));
+		switch (get_ucall(vcpu, &uc)) {
+		case UCALL_ABORT:
+			REPORT_GUEST_ASSERT_2(uc, "run %lu: got 0x%lx");
+			break;
+		case UCALL_DONE:
+			goto done;
+		default:
+			TEST_FAIL("unexpected ucall %lu", uc.cmd);
+		}
+	}
+done:
+	{
+		struct vmcb *vmcb = svm->vmcb_hva;
+		uint64_t count = *(uint64_t *)(mem + PG_DATA * 4096);
+
+		TEST_ASSERT(count == runs, "nested guest ran %lu times, not %lu",
+			    count, runs);
+		TEST_ASSERT(vmcb->control.exit_code == SVM_EXIT_VMMCALL,
+			    "exit_code 0x%x in the dmem VMCB", vmcb->control.exit_code);
+		TEST_ASSERT(fstat(fd, &st) == 0, "fstat: %m");
+		TEST_ASSERT((size_t)st.st_blocks * 512 == dpage,
+			    "file holds %ld bytes, not one dpage of %zu",
+			    (long)st.st_blocks * 512, dpage);
+		TEST_ASSERT(mapped_from(mem, path),
+			    "slot %d's host range is not a shared mapping of %s",
+			    DMEM_SLOT, path);
+		printf("nested-svm: %lu VMRUNs with VMCB, host save area, MSR map, stack and data in one %zu KiB dpage of %s: counter %lu, exit_code 0x%x in the dmem VMCB\n",
+		       runs, dpage >> 10, argv[1], count, vmcb->control.exit_code);
+	}
+	kvm_vm_free(vm);
+	munmap(mem, dpage);
+	close(fd);
+	return 0;
+}
