@@ -233,7 +233,11 @@ FIXTURE_TEARDOWN(hwpoison)
 	rmdir(self->dir);
 }
 
-TEST_F(hwpoison, sigbus_and_quarantine)
+/*
+ * A hang guard, not a time limit: refilling a node with 4K dpages takes
+ * minutes on a KASAN kernel under TCG (the harness default is 30 s).
+ */
+TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 {
 	size_t size = variant->bad_off - variant->bad_off % variant->ps + variant->ps;
 	uint64_t free0, pois0, phys, pfn, extents[1], want_free, val;

@@ -225,7 +225,7 @@ bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
 if [ -x "$bin" ]; then
 	echo "== $bin"
 	p0=$(pool_sum poisoned) f0=$(pool_free)
-	timeout -k 5 300 "$bin" > "$log" 2>&1
+	timeout -k 5 1200 "$bin" > "$log" 2>&1
 	echo "== hwpoison_test exit $?"
 	cat "$log"
 	tap_results hwpoison_test "$log"
