@@ -273,6 +273,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-300}" "$accel" \
 			"console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.script=$VFIO_L2_SCRIPT ${DMEM:+dmem=$DMEM}$last"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-console.log"
+		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$attempt-console.log"
 		mapfile -t vgot < <(results_of vfio-l2)
 		retry=$(printf '%s\n' "${vgot[@]}" | sed -n 's/^RETRY: //p' | head -1)
 		crash=$(tr -d '\r' < "$work/vfio-l2-console.log" | grep -m1 'stack guard page was hit')
@@ -284,7 +285,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 			fi
 		fi
 		if [ -n "$retry" ] && [ "$attempt" -lt 3 ]; then
-			add "# vfio-l2 attempt $attempt of 3 (outer TCG crash, retried): $(printf '%s' "$retry" | cut -c1-300)"
+			add "# vfio-l2 attempt $attempt of 3 retried (console: l1-vfio-l2-attempt$attempt-console.log): $(printf '%s' "$retry" | cut -c1-300)"
 			continue
 		fi
 		for l in "${vgot[@]}"; do
