@@ -180,6 +180,19 @@ boot_l1() {
 }
 
 results_of() { tr -d '\r' < "$work/$1-results.log"; }
+# add_results LINE...: a boot's PASS:/FAIL: lines and notes into the
+# results; true when L1-DONE was among them
+add_results() {
+	local l seen=1
+	for l in "$@"; do
+		case $l in
+		PASS:* | FAIL:*) add "$l" ;;
+		"#"* | MEMORY:*) add "# ${l#\# }" ;;
+		L1-DONE) seen=0 ;;
+		esac
+	done
+	return $seen
+}
 last_console() { tr -d '\r' < "$work/$1-console.log" | grep -v '^\s*$' | tail -1 | cut -c1-160; }
 
 # ---- accelerator: KVM only when a short boot under it really works
@@ -234,13 +247,7 @@ cp "$work/test-console.log" "$RESULTS/l1-console.log"
 add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
 mapfile -t got < <(results_of test)
 done=
-for l in "${got[@]}"; do
-	case $l in
-	PASS:* | FAIL:*) add "$l" ;;
-	"#"* | MEMORY:*) add "# ${l#\# }" ;;
-	L1-DONE) done=1 ;;
-	esac
-done
+add_results "${got[@]}" && done=1
 if [ -n "$done" ]; then
 	add "PASS: nested.l1-boot"
 	if [ -n "$powered_off" ]; then
@@ -288,13 +295,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 			add "# vfio-l2 attempt $attempt of 3 retried (console: l1-vfio-l2-attempt$attempt-console.log): $(printf '%s' "$retry" | cut -c1-300)"
 			continue
 		fi
-		for l in "${vgot[@]}"; do
-			case $l in
-			PASS:* | FAIL:*) add "$l" ;;
-			"#"*) add "# ${l#\# }" ;;
-			L1-DONE) vfio_done=1 ;;
-			esac
-		done
+		add_results "${vgot[@]}" && vfio_done=1
 		break
 	done
 	if [ -n "$vfio_done" ]; then
