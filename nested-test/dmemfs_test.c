@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <numaif.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -846,5 +847,6 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--list"))
 		return harness_list_tests();
 	kmsg_mark("dmemfs_test: start");
+	harness_filter_env();
 	return test_harness_run(argc, argv);
 }

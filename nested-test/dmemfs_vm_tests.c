@@ -656,3 +656,195 @@ TEST_F_TIMEOUT(dmemfs, drop_caches_and_fadvise_keep_data, 120)
 	unlink_in(_metadata, self->dir, "keep");
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
+
+static sigjmp_buf bus_env;
+
+static void bus_jump(int sig)
+{
+	siglongjmp(bus_env, sig);
+}
+
+/* Whether reading *@addr raises SIGBUS (1) or reads (0). */
+static int read_sigbuses(volatile char *addr)
+{
+	struct sigaction sa = { .sa_handler = bus_jump }, old;
+	volatile int r = 0;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (sigsetjmp(bus_env, 1))
+		r = 1;
+	else
+		(void)*addr;
+	sigaction(SIGBUS, &old, NULL);
+	return r;
+}
+
+/*
+ * ftruncate() to a size inside a dpage that is mapped with a huge leaf,
+ * while this process and a child (another mm) both map it.  The leaf
+ * cannot be split: truncate unmaps the whole dpage, without taking either
+ * mm's mmap lock (a zap of part of a PUD leaf asserts it).  The part below
+ * the new size keeps its data and refaults with smaller leaves, the rest of
+ * its page reads as zeros, and the next page is past EOF: SIGBUS.
+ */
+TEST_F_TIMEOUT(dmemfs, truncate_through_mapped_leaf, 300)
+{
+	size_t ps = variant->ps, len = 4 * ps, cut = ps + ps / 2 + 100;
+	size_t eof_page = (cut + SZ_4K - 1) & ~(SZ_4K - 1), off;
+	size_t below = ps / 2 < SZ_4K ? ps / 2 : SZ_4K, lo = ps + ps / 2 - below;
+	int fd, kfd, hold[2], ready[2], status;
+	char *p, *why, c, path[128];
+	long bad;
+	pid_t pid;
+
+	ASSERT_LE(2, pages_free(&self->base, ps, 2));
+	/* a file of 2 dpages in a mapping of 4: past EOF is still mapped */
+	kfd = kmsg_open();
+	fd = open_file(_metadata, self->dir, "cut", 2 * ps);
+	p = map_fd(_metadata, fd, len);
+	fill_sparse(p, 2 * ps, ps, 23);
+	fill(p + lo, below, 29);	/* just below the cut */
+	ASSERT_EQ(0, pipe(hold));
+	ASSERT_EQ(0, pipe(ready));
+	snprintf(path, sizeof(path), "%s/cut", self->dir);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* a second mm that maps the same leaves (fork does not copy) */
+		int cfd = open(path, O_RDWR);
+		char *q = cfd < 0 ? MAP_FAILED :
+			  mmap(NULL, len, PROT_READ, MAP_SHARED, cfd, 0);
+
+		if (q == MAP_FAILED)
+			_exit(2);
+		for (off = 0; off < 2 * ps; off += ps)
+			c = *(volatile char *)(q + off);
+		close(hold[1]);
+		close(ready[0]);
+		c = 1;
+		if (write(ready[1], &c, 1) != 1)
+			_exit(3);
+		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(hold[0]);
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the second mapper did not map the file");
+	close(ready[0]);
+
+	ASSERT_EQ(0, ftruncate(fd, cut)) TH_LOG("ftruncate to %zu: %s", cut, strerror(errno));
+	bad = check_sparse(p, ps, ps, 23);
+	EXPECT_EQ(-1, bad) TH_LOG("first dpage: wrong word at %ld", bad);
+	bad = check(p + lo, below, 29);
+	EXPECT_EQ(-1, bad) TH_LOG("below the cut: wrong word at %ld", bad);
+	bad = first_nonzero(p + cut + 4, eof_page - cut - 4);
+	EXPECT_EQ(-1, bad) TH_LOG("rest of the cut page: nonzero at %ld", bad);
+	EXPECT_EQ(1, read_sigbuses(p + eof_page)) TH_LOG("no SIGBUS past the new EOF");
+	if (2 * ps - 1 >= eof_page)	/* not for 4K: the old end is in the cut page */
+		EXPECT_EQ(1, read_sigbuses(p + 2 * ps - 1)) TH_LOG("no SIGBUS at the old end");
+
+	/* grow back: the part that was cut off reads as zeros */
+	ASSERT_EQ(0, ftruncate(fd, 2 * ps));
+	bad = first_nonzero(p + eof_page, SZ_4K);
+	EXPECT_EQ(-1, bad) TH_LOG("regrown page: nonzero at %ld", bad);
+	bad = first_nonzero(p + 2 * ps - below, below);
+	EXPECT_EQ(-1, bad) TH_LOG("regrown end: nonzero at %ld", bad);
+
+	close(hold[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "cut");
+	expect_baseline(_metadata, &self->base, "after unlink");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
+
+/*
+ * size=: a per-mount limit on the dmem its files hold.  Two instances of
+ * 2M dpages, 8M and 4M: each gets exactly its limit (fallocate ENOSPC,
+ * fault SIGBUS past it) whatever the other holds, statfs reports the
+ * limit, remount changes it but not below use, and a bad size= fails the
+ * mount.
+ */
+TEST(mount_size_limit)
+{
+	char a[] = "/tmp/dmemfs-sizeA.XXXXXX", b[] = "/tmp/dmemfs-sizeB.XXXXXX";
+	static const char *const bad[] = { "pagesize=2M,size=3M", "pagesize=2M,size=junk",
+					   "pagesize=2M,size=", "pagesize=2M,size", NULL };
+	struct dstats base;
+	struct statfs sf;
+	char path[64];
+	int fa, fb, i, kfd;
+	char *p, *why;
+
+	ASSERT_EQ(0, read_stats(&base));
+	ASSERT_LE(16 * SZ_2M, sum(base.free, base.nr));
+	ASSERT_NE(NULL, mkdtemp(a));
+	ASSERT_NE(NULL, mkdtemp(b));
+	kfd = kmsg_open();
+	for (i = 0; bad[i]; i++) {
+		EXPECT_EQ(-1, mount("none", a, "dmemfs", 0, bad[i]))
+			TH_LOG("mount -o %s succeeded", bad[i]);
+		EXPECT_EQ(EINVAL, errno);
+		if (!statfs(a, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC)
+			umount(a);
+	}
+	ASSERT_EQ(0, mount("none", a, "dmemfs", 0, "pagesize=2M,size=8M"));
+	ASSERT_EQ(0, mount("none", b, "dmemfs", 0, "pagesize=2M,size=4M"));
+	EXPECT_TRUE(mounted_with(a, "size=8M"));
+	ASSERT_EQ(0, statfs(a, &sf));
+	EXPECT_EQ(SZ_2M, (size_t)sf.f_bsize);
+	EXPECT_EQ(4, sf.f_blocks);
+	EXPECT_EQ(4, sf.f_bfree);
+
+	snprintf(path, sizeof(path), "%s/f", a);
+	fa = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fa);
+	snprintf(path, sizeof(path), "%s/f", b);
+	fb = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fb);
+	ASSERT_EQ(0, ftruncate(fa, 16 * SZ_2M));
+	/* all or nothing: 10M does not fit in 8M, 8M does */
+	EXPECT_EQ(-1, fallocate(fa, 0, 0, 5 * SZ_2M));
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(0, fallocate(fa, 0, 0, 4 * SZ_2M)) TH_LOG("fallocate 8M: %s", strerror(errno));
+	ASSERT_EQ(0, statfs(a, &sf));
+	EXPECT_EQ(0, sf.f_bfree);
+	/* a fault past the limit */
+	p = mmap(NULL, 16 * SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, fa, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(1, read_sigbuses(p + 4 * SZ_2M)) TH_LOG("no SIGBUS past size=8M");
+	EXPECT_EQ(0, read_sigbuses(p + 4 * SZ_2M - 1));
+	munmap(p, 16 * SZ_2M);
+	/* the other tenant still gets its own 4M, and no more */
+	EXPECT_EQ(0, fallocate(fb, 0, 0, 2 * SZ_2M)) TH_LOG("fallocate 4M in B: %s", strerror(errno));
+	EXPECT_EQ(-1, fallocate(fb, 0, 2 * SZ_2M, SZ_2M));
+	EXPECT_EQ(ENOSPC, errno);
+
+	/* remount: up, then not below what A holds */
+	EXPECT_EQ(0, mount("none", a, "dmemfs", MS_REMOUNT, "size=16M"))
+		TH_LOG("remount size=16M: %s", strerror(errno));
+	EXPECT_TRUE(mounted_with(a, "size=16M"));
+	EXPECT_EQ(0, fallocate(fa, 0, 4 * SZ_2M, 2 * SZ_2M)) TH_LOG("fallocate after remount: %s", strerror(errno));
+	EXPECT_EQ(-1, mount("none", a, "dmemfs", MS_REMOUNT, "size=4M"));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(mounted_with(a, "size=16M"));
+	/* punching gives the limit back */
+	EXPECT_EQ(0, fallocate(fa, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 6 * SZ_2M));
+	ASSERT_EQ(0, statfs(a, &sf));
+	EXPECT_EQ(8, sf.f_bfree);
+	EXPECT_EQ(0, mount("none", a, "dmemfs", MS_REMOUNT, "size=0"));
+	ASSERT_EQ(0, statfs(a, &sf));
+	EXPECT_EQ(sum(base.total, base.nr) / SZ_2M, sf.f_blocks);
+
+	close(fa);
+	close(fb);
+	EXPECT_EQ(0, umount(a));
+	EXPECT_EQ(0, umount(b));
+	rmdir(a);
+	rmdir(b);
+	expect_baseline(_metadata, &base, "after umount");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}

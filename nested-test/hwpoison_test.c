@@ -26,6 +26,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <setjmp.h>
@@ -342,6 +343,86 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	signal(SIGBUS, SIG_DFL);
 }
 
+/*
+ * fallocate() next to a poisoned dpage.  A failing fallocate gives back
+ * only the dpages that it added itself, never the poisoned one that the
+ * file and its mappings still hold; a succeeding one leaves the poison
+ * mark alone, so the bad page is never mapped again, not even by a huge
+ * leaf after the mapping is gone and comes back.
+ */
+TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
+{
+	size_t size = variant->bad_off - variant->bad_off % variant->ps + variant->ps;
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	size_t good_off = variant->bad_off + SZ_4K;
+	uint64_t free0, free1, phys, val;
+	volatile uint64_t *bad, *good;
+	char path[128], buf[32];
+	int fd, inj, len, r;
+	uint8_t *p;
+	size_t i;
+
+	if (variant->ps == SZ_4K)
+		good_off = variant->bad_off - SZ_4K;
+	free0 = node_stat(variant->node, "free");
+	ASSERT_LE(size, free0);
+	ASSERT_EQ(0, bind_to(variant->node));
+	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	snprintf(path, sizeof(path), "%s/guest", self->dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, size));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < size; i += SZ_4K)
+		*(uint64_t *)(p + i) = MAGIC ^ i;
+	phys = phys_of(fd, variant->bad_off);
+	ASSERT_NE(0, phys);
+	len = snprintf(buf, sizeof(buf), "%#lx\n", phys / SZ_4K);
+	inj = open(INJECT, O_WRONLY);
+	ASSERT_LE(0, inj);
+	ASSERT_EQ(len, write(inj, buf, len)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	close(inj);
+	bad = (volatile uint64_t *)(p + variant->bad_off);
+	good = (volatile uint64_t *)(p + good_off);
+
+	/* fails with ENOSPC after taking the rest of the node */
+	free1 = node_stat(variant->node, "free");
+	r = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size + free1 + variant->ps);
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(ENOSPC, errno);
+	EXPECT_EQ(free1, node_stat(variant->node, "free"))
+		TH_LOG("a failed fallocate moved free from %lu to %lu", free1,
+		       node_stat(variant->node, "free"));
+	EXPECT_EQ(phys, phys_of(fd, variant->bad_off))
+		TH_LOG("the poisoned dpage left the file");
+	EXPECT_EQ(0, read_or_sigbus(good, &val));
+	EXPECT_EQ(MAGIC ^ good_off, val);
+	EXPECT_EQ(-1, read_or_sigbus(bad, &val));
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+
+	/* succeeds, with nothing to add: the mark stays */
+	EXPECT_EQ(0, fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size));
+	munmap(p, size);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	bad = (volatile uint64_t *)(p + variant->bad_off);
+	good = (volatile uint64_t *)(p + good_off);
+	EXPECT_EQ(0, read_or_sigbus(good, &val));
+	EXPECT_EQ(MAGIC ^ good_off, val);
+	EXPECT_EQ(-1, read_or_sigbus(bad, &val))
+		TH_LOG("the poisoned page was mapped again after fallocate");
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)bad, bus_addr);
+
+	munmap(p, size);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+	signal(SIGBUS, SIG_DFL);
+}
+
 /* --pfn FILE OFFSET: print the pfn behind OFFSET of a dmemfs FILE. */
 static int print_pfn(const char *path, const char *off)
 {
@@ -368,5 +449,6 @@ int main(int argc, char **argv)
 		return harness_list_tests();
 	if (argc == 4 && !strcmp(argv[1], "--pfn"))
 		return print_pfn(argv[2], argv[3]);
+	harness_filter_env();
 	return test_harness_run(argc, argv);
 }

@@ -25,9 +25,22 @@
  * Prints one line "nested-svm: ..." with the numbers; exits 0 only if all
  * checks hold (the library's TEST_ASSERT exits non-zero with a reason, and a
  * CPU without SVM is a failure here, not a skip).
+ *
+ *   kvm_nested_dmem DIR --race SECONDS
+ *
+ * KVM holding a dpage that its file lets go of.  The vCPU runs the nested
+ * guest in a loop (every #VMEXIT writes the VMCB through kvm_vcpu_map())
+ * while a second thread punches the VM's dpage out of its file, gives the
+ * pool's next dpage to a victim file, and checks, right away and again
+ * after it let the vCPU thread run, that the victim's pages stay zero; a
+ * third thread keeps the CPUs busy so that the vCPU thread is preempted
+ * inside KVM, map held.  A write of KVM's into a dpage it no longer owns
+ * shows up in the victim: "race: ... leaks N" with N > 0, exit 1.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +74,21 @@ static void l2_guest_code(void)
 	__asm__ __volatile__("vmmcall");
 }
 
-static void l1_guest_code(struct svm_test_data *svm, uint64_t runs)
+static void l1_guest_code(struct svm_test_data *svm, uint64_t runs,
+			  uint64_t stop_gva)
 {
+	volatile uint64_t *stop = (volatile uint64_t *)stop_gva;
 	uint64_t i;
 
+	if (stop) {
+		GUEST_SYNC(0);
+		while (!*stop) {
+			generic_svm_setup(svm, l2_guest_code,
+					  (void *)(GVA(PG_STACK) + 4096 - 8));
+			run_guest(svm->vmcb, svm->vmcb_gpa);
+		}
+		GUEST_DONE();
+	}
 	for (i = 0; i < runs; i++) {
 		generic_svm_setup(svm, l2_guest_code,
 				  (void *)(GVA(PG_STACK) + 4096 - 8));
@@ -126,6 +150,112 @@ static int mapped_from(void *hva, const char *path)
 	return found;
 }
 
+struct race {
+	int vm_fd, dir_fd;
+	size_t dpage;
+	volatile int stop;
+	long rounds, leaks, reused;
+	char victim[64];
+};
+
+static int nonzero(const char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i += 8)
+		if (*(const uint64_t *)(p + i))
+			return 1;
+	return 0;
+}
+
+/* punch the VM's dpage, hand the pool's next one to a victim, watch it */
+static void *racer(void *arg)
+{
+	struct race *r = arg;
+	size_t look = DMEM_PAGES * 4096;
+	char *v;
+	int fd;
+
+	while (!r->stop) {
+		TEST_ASSERT(!fallocate(r->vm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				       0, r->dpage), "punch: %m");
+		fd = openat(r->dir_fd, r->victim, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		TEST_ASSERT(fd >= 0, "victim: %m");
+		TEST_ASSERT(!ftruncate(fd, r->dpage), "victim ftruncate: %m");
+		if (fallocate(fd, 0, 0, r->dpage)) {
+			close(fd);	/* the vCPU took the dpage back first */
+			continue;
+		}
+		v = mmap(NULL, look, PROT_READ, MAP_SHARED, fd, 0);
+		TEST_ASSERT(v != MAP_FAILED, "victim mmap: %m");
+		r->leaks += nonzero(v, look);
+		usleep(2000);		/* the vCPU thread runs on */
+		r->leaks += nonzero(v, look);
+		munmap(v, look);
+		close(fd);
+		TEST_ASSERT(!unlinkat(r->dir_fd, r->victim, 0), "unlink victim: %m");
+		r->rounds++;
+	}
+	return NULL;
+}
+
+static void *spinner(void *arg)
+{
+	struct race *r = arg;
+
+	while (!r->stop)
+		;
+	return NULL;
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+	struct ucall uc;
+
+	/* the guest has its pointers (UCALL_SYNC in race()): loop on */
+	vcpu_run(vcpu);
+	TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO, "exit reason %u (%s)",
+		    vcpu->run->exit_reason, exit_reason_str(vcpu->run->exit_reason));
+	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_DONE, "ucall %lu", uc.cmd);
+	return NULL;
+}
+
+static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
+		struct kvm_vcpu *vcpu, vm_vaddr_t stop_gva, int seconds)
+{
+	struct race r = { .vm_fd = fd, .dpage = dpage };
+	pthread_t t[4];
+	time_t end;
+	int i;
+
+	struct ucall uc;
+
+	snprintf(r.victim, sizeof(r.victim), "victim.%d", getpid());
+	r.dir_fd = open(dir, O_RDONLY | O_DIRECTORY);
+	TEST_ASSERT(r.dir_fd >= 0, "open %s: %m", dir);
+	vcpu_run(vcpu);
+	if (get_ucall(vcpu, &uc) != UCALL_SYNC)
+		TEST_FAIL("before the race: exit reason %u (%s)", vcpu->run->exit_reason,
+			  exit_reason_str(vcpu->run->exit_reason));
+	pthread_create(&t[0], NULL, vcpu_thread, vcpu);
+	pthread_create(&t[1], NULL, racer, &r);
+	pthread_create(&t[2], NULL, spinner, &r);
+	pthread_create(&t[3], NULL, spinner, &r);
+	end = time(NULL) + seconds;
+	while (time(NULL) < end)
+		usleep(100000);
+	r.stop = 1;
+	for (i = 1; i < 4; i++)
+		pthread_join(t[i], NULL);
+	*(volatile uint64_t *)addr_gva2hva(vm, stop_gva) = 1;
+	pthread_join(t[0], NULL);
+	close(r.dir_fd);
+	printf("race: %d s, %ld rounds of punch + victim allocation, victim pages written by KVM (leaks) %ld\n",
+	       seconds, r.rounds, r.leaks);
+	return r.leaks ? 1 : 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct svm_test_data *svm;
@@ -133,13 +263,15 @@ int main(int argc, char *argv[])
 	struct kvm_vm *vm;
 	struct ucall uc;
 	struct stat st;
-	uint64_t runs = argc > 2 ? strtoull(argv[2], NULL, 0) : 64;
+	int race_secs = argc > 3 && !strcmp(argv[2], "--race") ? atoi(argv[3]) : 0;
+	uint64_t runs = argc > 2 && !race_secs ? strtoull(argv[2], NULL, 0) : 64;
+	vm_vaddr_t stop_gva = 0, svm_gva;
 	size_t dpage;
 	char path[256];
 	char *mem;
 	int fd, i;
 
-	TEST_ASSERT(argc >= 2, "usage: %s DMEMFS_DIR [RUNS]", argv[0]);
+	TEST_ASSERT(argc >= 2, "usage: %s DMEMFS_DIR [RUNS | --race SECONDS]", argv[0]);
 	TEST_ASSERT(kvm_cpu_has(X86_FEATURE_SVM),
 		    "no SVM for KVM guests (kvm_amd nested=0?)");
 	dpage = dmemfs_dpage(argv[1]);
@@ -156,8 +288,16 @@ int main(int argc, char *argv[])
 	for (i = 0; i < DMEM_PAGES; i++)
 		virt_pg_map(vm, GVA(i), GVA(i));
 
-	/* vcpu_alloc_svm() with every page in the dpage */
+	/*
+	 * vcpu_alloc_svm() with every page in the dpage; under --race the
+	 * dpage comes and goes, so the pointers themselves stay in slot 0.
+	 */
+	svm_gva = GVA(PG_SVM);
 	svm = (void *)(mem + PG_SVM * 4096);
+	if (race_secs) {
+		svm_gva = vm_vaddr_alloc_page(vm);
+		svm = addr_gva2hva(vm, svm_gva);
+	}
 	svm->vmcb = (void *)GVA(PG_VMCB);
 	svm->vmcb_hva = mem + PG_VMCB * 4096;
 	svm->vmcb_gpa = GVA(PG_VMCB);
@@ -168,7 +308,19 @@ int main(int argc, char *argv[])
 	svm->msr_hva = mem + PG_MSRPM * 4096;
 	svm->msr_gpa = GVA(PG_MSRPM);
 	memset(svm->msr_hva, 0, 2 * 4096);
-	vcpu_args_set(vcpu, 2, GVA(PG_SVM), runs);
+	if (race_secs) {
+		int rc;
+
+		stop_gva = vm_vaddr_alloc_page(vm);
+		*(uint64_t *)addr_gva2hva(vm, stop_gva) = 0;
+		vcpu_args_set(vcpu, 3, svm_gva, runs, stop_gva);
+		rc = race(argv[1], fd, dpage, vm, vcpu, stop_gva, race_secs);
+		kvm_vm_free(vm);
+		munmap(mem, dpage);
+		close(fd);
+		return rc;
+	}
+	vcpu_args_set(vcpu, 3, GVA(PG_SVM), runs, stop_gva);
 
 	for (;;) {
 		vcpu_run(vcpu);

@@ -221,10 +221,32 @@ done
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 
 # ---- memory errors, last: each test poisons one dmem page for good
+p0=$(pool_sum poisoned) f0=$(pool_free)
+
+# Random operations of several tenants on the pool, VFIO pins and a memory
+# error among them (nested-test/dmemfs_stress.c); at most one page
+# poisoned per seed, counted below.
+bin=$build/guest/dmemfs_stress log=/tmp/dmemfs_stress.log
+stress_poisoned=0
+if [ -x "$bin" ]; then
+	echo "== $bin"
+	. "$TOP/nested-test/vfio-lib.sh"
+	bdf=$(vfio_edu_bdf) && grp=$(vfio_bind "$bdf") || grp=
+	[ -n "$grp" ] || res "# stress: no edu device on vfio-pci, the VFIO steps are left out"
+	VFIO_GROUP=$grp timeout -k 5 900 "$bin" --seeds 1,2,3 --seconds 40 > "$log" 2>&1
+	echo "== dmemfs_stress exit $?"
+	[ -n "$grp" ] && vfio_unbind "$bdf"
+	cat "$log"
+	grep -E '^(PASS|FAIL): ' "$log" | while IFS= read -r l; do res "$l"; done
+	grep -E '^WORKER-(FAIL|DONE)' "$log" | head -12 | while IFS= read -r l; do res "# $l"; done
+	stress_poisoned=$(grep -c 'poisoned pfn 0x[0-9a-f]*, page' "$log")
+else
+	fail stress.built "$bin not built"
+fi
+
 bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
 if [ -x "$bin" ]; then
 	echo "== $bin"
-	p0=$(pool_sum poisoned) f0=$(pool_free)
 	timeout -k 5 1200 "$bin" > "$log" 2>&1
 	echo "== hwpoison_test exit $?"
 	cat "$log"
@@ -235,8 +257,8 @@ if [ -x "$bin" ]; then
 	cat /tmp/hwpoison-l2.out
 	grep -E '^(PASS|FAIL): ' /tmp/hwpoison-l2.out | while IFS= read -r l; do res "$l"; done
 	p1=$(pool_sum poisoned) f1=$(pool_free)
-	n=$(($("$bin" --list | wc -l) + 1))
-	res "# hwpoison: ${n} pages injected; poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
+	n=$(($("$bin" --list | wc -l) + 1 + stress_poisoned))
+	res "# hwpoison: ${n} pages injected (${stress_poisoned} by dmemfs_stress); poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
 	check l1.hwpoison-quarantine "poisoned_bytes ${p0} -> ${p1} and free ${f0} -> ${f1} B, want both to move by ${n} x 4096" \
 		[ $((p1 - p0)) -eq $((n * 4096)) -a $((f0 - f1)) -eq $((n * 4096)) ]
 else

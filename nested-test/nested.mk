@@ -47,13 +47,15 @@ $(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_te
 #   hwpoison_test    memory errors in dmem; run last (it poisons pages for good)
 #   vfio_dmem_test   VFIO type1 on dmemfs (tests/l1-vfio.sh; --bench for make bench)
 #   kvm_dmem_test    KVM memslots on dmemfs (tests/l1-kvm.sh)
+#   dmemfs_stress    random operations of several tenants (l1-trunk.sh)
 HWPOISON_TEST    := $(GUEST)/hwpoison_test
 VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
-guest: $(HWPOISON_TEST) $(VFIO_DMEM_TEST)
-$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
+DMEMFS_STRESS    := $(GUEST)/dmemfs_stress
+guest: $(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
+$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
-	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $<
+	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
 
 # make headers_install of the 6.1 tree into $(KVM_HDR) (a log on failure).
 # (wildcard: before kernel/build.sh tree has run there is no tree yet)

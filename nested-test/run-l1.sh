@@ -79,6 +79,12 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	[ -n "$skip" ] && [ "${rel#*"$skip"}" != "$rel" ] && continue
 	[ -e "$s" ] && expected+=("l1-script:$rel")
 done
+STRESS_BIN=${STRESS_BIN:-$BUILD/guest/dmemfs_stress}
+if [ -x "$STRESS_BIN" ]; then
+	mapfile -t -O ${#expected[@]} expected < <("$STRESS_BIN" --list --seeds 1,2,3)
+else
+	expected+=(stress.built)
+fi
 HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
 if [ -x "$HWPOISON_BIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')

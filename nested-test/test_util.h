@@ -6,9 +6,11 @@
 #define DMEMFS_TEST_UTIL_H
 
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Read one number (strtoull @base) from a sysfs or debugfs file. */
@@ -35,6 +37,7 @@ static inline int read_u64(const char *path, uint64_t *val)
 	return read_num(path, 10, val);
 }
 
+#ifdef __KSELFTEST_HARNESS_H
 /*
  * --list: the names the harness runs (fixture.variant.test), for the
  * runner's expected-results set.  Include after kselftest_harness.h.
@@ -53,5 +56,79 @@ static inline int harness_list_tests(void)
 				       v->name, t->name);
 	return 0;
 }
+
+
+/*
+ * TEST_FILTER=GLOB[:GLOB...] in the environment: run only the tests
+ * whose fixture.variant.test name matches one (fnmatch), for a quick
+ * rerun of one test.  A fixture keeps the variants and tests that match
+ * in some combination.  Call before test_harness_run().
+ */
+#define HARNESS_RELINK(head, item)				\
+	do {							\
+		(item)->next = NULL;				\
+		if (!(head)) {					\
+			(head) = (item);			\
+			(item)->prev = (item);			\
+		} else {					\
+			(item)->prev = (head)->prev;		\
+			(head)->prev->next = (item);		\
+			(head)->prev = (item);			\
+		}						\
+	} while (0)
+
+/* @globs: one or more patterns, separated by ':' */
+static inline int harness_name_matches(const char *globs, const char *f,
+				       const char *v, const char *t)
+{
+	char name[256], pat[256];
+	const char *g, *end;
+
+	snprintf(name, sizeof(name), "%s%s%s.%s", f, v[0] ? "." : "", v, t);
+	for (g = globs; *g; g = *end ? end + 1 : end) {
+		end = strchrnul(g, ':');
+		snprintf(pat, sizeof(pat), "%.*s", (int)(end - g), g);
+		if (!fnmatch(pat, name, 0))
+			return 1;
+	}
+	return 0;
+}
+
+static inline void harness_filter_env(void)
+{
+	struct __fixture_variant_metadata no_variant = { .name = "" };
+	struct __fixture_variant_metadata *v, *vnext, *vkeep;
+	struct __test_metadata *t, *tnext, *tkeep;
+	const char *glob = getenv("TEST_FILTER");
+	struct __fixture_metadata *f;
+
+	if (!glob || !*glob)
+		return;
+	for (f = __fixture_list; f; f = f->next) {
+		vkeep = NULL;
+		tkeep = NULL;
+		for (t = f->tests; t; t = tnext) {
+			tnext = t->next;
+			for (v = f->variant ?: &no_variant; v; v = v->next)
+				if (harness_name_matches(glob, f->name, v->name, t->name))
+					break;
+			if (v)
+				HARNESS_RELINK(tkeep, t);
+		}
+		for (v = f->variant; v; v = vnext) {
+			vnext = v->next;
+			for (t = tkeep; t; t = t->next)
+				if (harness_name_matches(glob, f->name, v->name, t->name))
+					break;
+			if (t)
+				HARNESS_RELINK(vkeep, v);
+		}
+		f->tests = (f->variant && !vkeep) ? NULL : tkeep;
+		if (f->variant)
+			f->variant = vkeep;
+	}
+}
+
+#endif /* __KSELFTEST_HARNESS_H */
 
 #endif

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/vfio.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +45,10 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -492,6 +496,22 @@ static void drop_file(FIXTURE_DATA(vfio_dmem) *self)
 	unlink(self->path);
 }
 
+/* VmLck of /proc/self/status (the mm's locked_vm) in bytes; -1 if none. */
+static long long vm_locked(void)
+{
+	char line[128];
+	long long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
 static void map_all(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *self)
 {
 	struct timespec t0, t1;
@@ -516,19 +536,80 @@ static void unmap(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *se
 
 TEST_F_TIMEOUT(vfio_dmem, map_unmap, 300)
 {
+	long long locked0 = vm_locked();
+
+	ASSERT_LE(0, locked0) TH_LOG("no VmLck in /proc/self/status");
 	trace(_metadata, self, "file populated");
 	expect_pins(_metadata, self, "before MAP_DMA", 0, 0, 0);
 	map_all(_metadata, self);
 	trace(_metadata, self, "after MAP_DMA");
 	expect_pins(_metadata, self, "after MAP_DMA", self->size, 0, 1);
 	expect_free(_metadata, self, "after MAP_DMA", self->size);
+	/* pinned dmem is locked memory of the mapper, like pinned pages */
+	EXPECT_EQ(locked0 + (long long)self->size, vm_locked())
+		TH_LOG("VmLck %lld B after MAP_DMA of %zu B, %lld before", vm_locked(),
+		       self->size, locked0);
 	unmap(_metadata, self, 0, self->size);
 	trace(_metadata, self, "after UNMAP_DMA");
 	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
+	EXPECT_EQ(locked0, vm_locked()) TH_LOG("VmLck after UNMAP_DMA");
 	expect_free(_metadata, self, "after UNMAP_DMA", self->size);
 	drop_file(self);
 	trace(_metadata, self, "file removed");
 	expect_free(_metadata, self, "file removed", 0);
+}
+
+/*
+ * Without CAP_IPC_LOCK, MAP_DMA of dmem is held to RLIMIT_MEMLOCK, as QEMU
+ * is under libvirt: refused (ENOMEM, nothing left pinned) below the
+ * mapping's size, taken at it.  In a child, whose mm the mapping charges.
+ */
+TEST_F_TIMEOUT(vfio_dmem, memlock_limit, 300)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct cap[2];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct rlimit rl = { .rlim_cur = self->size / 2, .rlim_max = RLIM_INFINITY };
+		int r;
+
+		/* fork does not copy a dmemfs mapping: map the file here */
+		self->p = mmap(NULL, self->size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+		if (self->p == MAP_FAILED)
+			_exit(19);
+		if (syscall(SYS_capget, &hdr, cap))
+			_exit(10);
+		cap[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+		if (syscall(SYS_capset, &hdr, cap) || setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(11);
+		r = dma_map(&self->v, self->p, IOVA_BASE, self->size);
+		if (r != -ENOMEM)
+			fprintf(stderr, "# memlock_limit child: MAP_DMA of %zu B under RLIMIT_MEMLOCK %zu B: %s\n",
+				self->size, self->size / 2, strerror(-r));
+		if (r != -ENOMEM)
+			_exit(r ? 12 : 13);	/* 13: mapped past the limit */
+		if (vm_locked() != 0 || read_stats(&self->base) || self->base.pinned_all)
+			_exit(14);		/* something stayed pinned */
+		rl.rlim_cur = self->size;
+		if (setrlimit(RLIMIT_MEMLOCK, &rl))
+			_exit(11);
+		if (dma_map(&self->v, self->p, IOVA_BASE, self->size))
+			_exit(15);
+		if (vm_locked() != (long long)self->size)
+			_exit(16);
+		if (dma_unmap(&self->v, IOVA_BASE, self->size) != (int64_t)self->size)
+			_exit(17);
+		_exit(vm_locked() == 0 ? 0 : 18);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("child died of signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("child: 19 mmap, 10/11 capabilities or rlimit, 12 MAP_DMA failed otherwise, 13 MAP_DMA past RLIMIT_MEMLOCK, 14 pins left after the refusal, 15 MAP_DMA at the limit failed, 16 VmLck wrong, 17 UNMAP_DMA, 18 VmLck after unmap");
+	expect_pins(_metadata, self, "after the child", 0, 0, 0);
 }
 
 /* Two MAP_DMA of half each (type1v2 does not split a mapping), unmap one. */
@@ -610,6 +691,76 @@ TEST_F_TIMEOUT(vfio_dmem, close_container_orphaned, 300)
 	trace(_metadata, self, "after close(container)");
 	expect_pins(_metadata, self, "container closed", 0, 0, 0);
 	expect_free(_metadata, self, "container closed with the file gone", 0);
+}
+
+/* nr_foll_pin_{acquired,released} of /proc/vmstat, per-cpu deltas folded in. */
+static int foll_pins(uint64_t *acquired, uint64_t *released)
+{
+	char name[64];
+	unsigned long long v;
+	int fd, found = 0;
+	FILE *f;
+
+	fd = open("/proc/sys/vm/stat_refresh", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			*acquired = v, found++;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			*released = v, found++;
+	}
+	fclose(f);
+	return found == 2 ? 0 : -1;
+}
+
+/*
+ * MAP_DMA of a VM_PFNMAP mapping of ordinary RAM is refused with EFAULT, as
+ * before dmem, and unpins nothing, since nothing was pinned.  The mapping:
+ * selinuxfs's status page, which 6.1 maps read-only with remap_pfn_range().
+ * An unpin there would drop a reference of the page that VFIO never took;
+ * the FOLL_PIN counters of /proc/vmstat tell.
+ */
+TEST(pfnmap_of_ram_refused_without_unpin)
+{
+	struct vfio_iommu_type1_dma_map m = {
+		.argsz = sizeof(m), .flags = VFIO_DMA_MAP_FLAG_READ,
+		.iova = IOVA_BASE, .size = SZ_4K,
+	};
+	const char *status = "/sys/fs/selinux/status";
+	uint64_t acq0, rel0, acq1, rel1;
+	char why[256];
+	struct vfio v;
+	int fd, r;
+	void *p;
+
+	if (access(status, R_OK))
+		mount("selinuxfs", "/sys/fs/selinux", "selinuxfs", 0, NULL);
+	fd = open(status, O_RDONLY);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s (no SELinux in this kernel?)", status, strerror(errno));
+	p = mmap(NULL, SZ_4K, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap of %s: %s", status, strerror(errno));
+	ASSERT_EQ(0, vfio_open(&v, why, sizeof(why))) TH_LOG("%s", why);
+	ASSERT_EQ(0, foll_pins(&acq0, &rel0)) TH_LOG("no FOLL_PIN counters in /proc/vmstat");
+	m.vaddr = (uintptr_t)p;
+	r = ioctl(v.container, VFIO_IOMMU_MAP_DMA, &m) ? -errno : 0;
+	ASSERT_EQ(0, foll_pins(&acq1, &rel1));
+	EXPECT_EQ(-EFAULT, r) TH_LOG("MAP_DMA of the selinuxfs status page: %s", strerror(-r));
+	TH_LOG("FOLL_PIN across MAP_DMA: acquired +%llu, released +%llu",
+	       (unsigned long long)(acq1 - acq0), (unsigned long long)(rel1 - rel0));
+	EXPECT_EQ(acq1 - acq0, rel1 - rel0) TH_LOG("VFIO released a pin it never took");
+	if (!r)
+		dma_unmap(&v, IOVA_BASE, SZ_4K);
+	vfio_close(&v);
+	munmap(p, SZ_4K);
+	close(fd);
 }
 
 /* ---- --bench: MAP_DMA + UNMAP_DMA time per backing */
@@ -756,5 +907,6 @@ int main(int argc, char **argv)
 		return harness_list_tests();
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
 		return bench(argc, argv);
+	harness_filter_env();
 	return test_harness_run(argc, argv);
 }

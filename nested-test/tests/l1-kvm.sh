@@ -16,6 +16,10 @@
 #   kvm.nested-vmcb-1g a vCPU runs a nested SVM guest 64 times with the VMCB,
 #                      host save area, MSR map, stack and data in one dpage:
 #                      kvm_vcpu_map() of dmem on every VMRUN and #VMEXIT
+#   kvm.nested-vmcb-punch-race
+#                      the same VMCB dpage punched out of its file and given
+#                      to another file while the vCPU runs VMRUN in a loop:
+#                      the other file never sees KVM's writes, no pin is left
 #   kvm.selftest-*     upstream 6.1 tools/testing/selftests/kvm steal_time and
 #                      kvm_page_table_test (anonymous, anonymous_thp)
 #
@@ -94,6 +98,23 @@ for ps in 2M 1G; do
 		fail "$c" "exit $r: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -4 | tr -s ' \t\n' ' ' | cut -c1-300)"
 	fi
 done
+# KVM holding the VMCB's dpage while its file punches it out: the dpage
+# waits, pinned, and another file never sees KVM's writes
+c=nested-vmcb-punch-race
+if [ -x "$bin" ] && [ -n "${DMEMFS_2M_MOUNT:-}" ]; then
+	t=$SECONDS
+	out=$(timeout -k 5 300 "$bin" "$DMEMFS_2M_MOUNT" --race 20 2>&1)
+	r=$?
+	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem race: /" >&2
+	pins=$(cat /sys/kernel/mm/dmem/node*/pinned_bytes 2> /dev/null | awk '{ s += $1 } END { print s + 0 }')
+	if [ $r -eq 0 ] && [ "$pins" = 0 ] && line=$(printf '%s\n' "$out" | grep -m1 '^race: '); then
+		pass "$c" "${line#race: }, pinned_bytes 0 after ($((SECONDS - t)) s)"
+	else
+		fail "$c" "exit $r, pinned_bytes $pins after: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -3 | tr -s ' \t\n' ' ' | cut -c1-300)"
+	fi
+else
+	fail "$c" "$bin not built or no DMEMFS_2M_MOUNT"
+fi
 [ "$(pool_free_all)" = "$BASE" ] || fail nested-vmcb-pool "pool free $(pool_free_all) B after kvm_nested_dmem, $BASE B before"
 
 # ---- 4. upstream KVM selftests, unmodified
