@@ -55,7 +55,8 @@ test:
 	@scripts/summarize.sh $(RESULTS)
 
 # The same in-guest suite on a KASAN + PROVE_LOCKING + DEBUG_VM kernel
-# (kernel/debug.config), without the libvirt acceptance.  Not part of
+# (kernel/debug.config), without the libvirt acceptance, plus 180 s of
+# trinity against dmemfs (nested-test/trinity-l1.sh).  Not part of
 # make test: the debug build alone is a cold kernel build.
 test-debug: deps
 	@rm -rf $(BUILD)/results-debug; mkdir -p $(BUILD)/results-debug
@@ -63,7 +64,7 @@ test-debug: deps
 	@if FLAVOR=debug kernel/build.sh >&2; then echo "PASS: kernel-debug: builds"; \
 	  else echo "FAIL: kernel-debug: build failed (build/kernel-build-debug.log)"; \
 	  fi > $(BUILD)/results-debug/kernel.results
-	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="nokaslr l1.skip=virsh" L1_VFIO_TIMEOUT=900 \
+	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="nokaslr l1.skip=virsh l1.trinity=180" L1_VFIO_TIMEOUT=900 \
 	  nested-test/run-l1.sh || true
 	@scripts/summarize.sh $(BUILD)/results-debug
 

@@ -202,8 +202,11 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	abort();
 }
 
-/* Read the word at @p: 0, or -1 with bus_code set when it raised SIGBUS. */
-static __attribute__((noinline)) int guarded_read(volatile uint64_t *p, uint64_t *v)
+/*
+ * Read the word at @p into *@v, or write *@v there: 0, or -1 with bus_code
+ * set when that raised SIGBUS.
+ */
+static __attribute__((noinline)) int guarded(volatile uint64_t *p, uint64_t *v, int write)
 {
 	sigjmp_buf env;
 
@@ -213,22 +216,10 @@ static __attribute__((noinline)) int guarded_read(volatile uint64_t *p, uint64_t
 		bus_jmp = NULL;
 		return -1;
 	}
-	*v = *p;
-	bus_jmp = NULL;
-	return 0;
-}
-
-static __attribute__((noinline)) int guarded_write(volatile uint64_t *p, uint64_t v)
-{
-	sigjmp_buf env;
-
-	bus_code = 0;
-	bus_jmp = &env;
-	if (sigsetjmp(env, 1)) {
-		bus_jmp = NULL;
-		return -1;
-	}
-	*p = v;
+	if (write)
+		*p = *v;
+	else
+		*v = *p;
 	bus_jmp = NULL;
 	return 0;
 }
@@ -331,7 +322,7 @@ static void expect_word(struct file *f, uint64_t pg, const char *how)
 {
 	volatile uint64_t *p = (volatile uint64_t *)(f->map + pg * SZ_4K);
 	uint64_t v;
-	int r = guarded_read(p, &v);
+	int r = guarded(p, &v, 0);
 
 	if (pg * SZ_4K >= f->size) {
 		if (!r)
@@ -539,7 +530,7 @@ static void one_step(int can_poison)
 		    (pg * SZ_4K < f->size && pg * SZ_4K + 8 > f->size))
 			return;
 		t = tag();
-		r = guarded_write((volatile uint64_t *)(f->map + pg * SZ_4K), t);
+		r = guarded((volatile uint64_t *)(f->map + pg * SZ_4K), &t, 1);
 		if (!r && pg * SZ_4K >= f->size)
 			die("write to page %llu past EOF %llu: no SIGBUS", (unsigned long long)pg,
 			    (unsigned long long)f->size);
@@ -668,7 +659,7 @@ static void *reader(void *arg)
 		f = &in->f[(state >> 8) % NFILES];
 		pg = (state >> 16) % (in->max_size / SZ_4K);
 		pthread_rwlock_rdlock(&maps_lock);
-		if (!guarded_read((volatile uint64_t *)(f->map + pg * SZ_4K), &v) && foreign(v)) {
+		if (!guarded((volatile uint64_t *)(f->map + pg * SZ_4K), &v, 0) && foreign(v)) {
 			op = "reader";
 			die("reader thread: %s page %llu holds another tenant's word %#llx",
 			    f->path, (unsigned long long)pg, (unsigned long long)v);

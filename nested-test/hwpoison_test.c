@@ -235,6 +235,50 @@ FIXTURE_TEARDOWN(hwpoison)
 }
 
 /*
+ * Bind to the variant's node, be early-kill with on_sigbus() as handler,
+ * and map a new file of @size at *@p with MAGIC ^ offset in every 4 KiB
+ * page.  Returns the physical address behind the variant's bad_off.
+ */
+static uint64_t map_pattern(struct __test_metadata *_metadata, const char *dir,
+			    const FIXTURE_VARIANT(hwpoison) *variant, size_t size,
+			    int *fd, uint8_t **p)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	char path[128];
+	uint64_t phys;
+	size_t i;
+
+	ASSERT_EQ(0, bind_to(variant->node)) TH_LOG("set_mempolicy: %s", strerror(errno));
+	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	snprintf(path, sizeof(path), "%s/guest", dir);
+	*fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, *fd);
+	ASSERT_EQ(0, ftruncate(*fd, size));
+	*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	ASSERT_NE(MAP_FAILED, *p);
+	for (i = 0; i < size; i += SZ_4K)
+		*(uint64_t *)(*p + i) = MAGIC ^ i;
+	phys = phys_of(*fd, variant->bad_off);
+	ASSERT_NE(0, phys) TH_LOG("FIEMAP gave no physical address");
+	return phys;
+}
+
+/* memory_failure() on @pfn through hwpoison-inject; the write's result. */
+static ssize_t inject(uint64_t pfn)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%#lx\n", pfn), fd = open(INJECT, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, buf, len);
+	close(fd);
+	return n == len ? 0 : -1;
+}
+
+/*
  * A hang guard, not a time limit: refilling a node with 4K dpages takes
  * minutes on a KASAN kernel under TCG (the harness default is 30 s).
  */
@@ -243,12 +287,10 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	size_t size = variant->bad_off - variant->bad_off % variant->ps + variant->ps;
 	uint64_t free0, pois0, phys, pfn, extents[1], want_free, val;
 	size_t good_off = variant->bad_off + SZ_4K;
-	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	volatile uint64_t *bad, *good;
-	char path[128], buf[32], byte;
-	int fd, mem, len, hit;
+	char path[128], byte;
+	int fd, mem, hit;
 	uint8_t *p;
-	size_t i;
 
 	if (variant->ps == SZ_4K)
 		good_off = variant->bad_off - SZ_4K;	/* a neighbour dpage */
@@ -256,32 +298,15 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	pois0 = node_stat(variant->node, "poisoned");
 	ASSERT_NE(UINT64_MAX, pois0) TH_LOG("no poisoned_bytes in sysfs");
 	ASSERT_LE(size, free0) TH_LOG("node%d: %lu bytes free", variant->node, free0);
-	ASSERT_EQ(0, bind_to(variant->node)) TH_LOG("set_mempolicy: %s", strerror(errno));
-	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
-	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
-
+	phys = map_pattern(_metadata, self->dir, variant, size, &fd, &p);
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, size));
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	for (i = 0; i < size; i += SZ_4K)
-		*(uint64_t *)(p + i) = MAGIC ^ i;
-
-	phys = phys_of(fd, variant->bad_off);
-	ASSERT_NE(0, phys) TH_LOG("FIEMAP gave no physical address");
 	pfn = phys / SZ_4K;
 	TH_LOG("%s: file offset %#zx -> pfn %#lx, node%d", variant->opts,
 	       variant->bad_off, pfn, variant->node);
 
 	/* memory_failure(), action optional: we are early-kill */
-	len = snprintf(buf, sizeof(buf), "%#lx\n", pfn);
 	bus_count = 0;
-	mem = open(INJECT, O_WRONLY);
-	ASSERT_LE(0, mem);
-	EXPECT_EQ(len, write(mem, buf, len)) TH_LOG("corrupt-pfn: %s", strerror(errno));
-	close(mem);
+	EXPECT_EQ(0, inject(pfn)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	bad = (volatile uint64_t *)(p + variant->bad_off);
 	good = (volatile uint64_t *)(p + good_off);
 	EXPECT_EQ(1, bus_count);
@@ -311,10 +336,7 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	close(mem);
 
 	/* a second injection is refused as already poisoned */
-	mem = open(INJECT, O_WRONLY);
-	ASSERT_LE(0, mem);
-	EXPECT_EQ(-1, write(mem, buf, len));
-	close(mem);
+	EXPECT_EQ(-1, inject(pfn));
 
 	munmap(p, size);
 	close(fd);
@@ -353,37 +375,20 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
 {
 	size_t size = variant->bad_off - variant->bad_off % variant->ps + variant->ps;
-	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	size_t good_off = variant->bad_off + SZ_4K;
 	uint64_t free0, free1, phys, val;
 	volatile uint64_t *bad, *good;
-	char path[128], buf[32];
-	int fd, inj, len, r;
+	char path[128];
 	uint8_t *p;
-	size_t i;
+	int fd, r;
 
 	if (variant->ps == SZ_4K)
 		good_off = variant->bad_off - SZ_4K;
 	free0 = node_stat(variant->node, "free");
 	ASSERT_LE(size, free0);
-	ASSERT_EQ(0, bind_to(variant->node));
-	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
-	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	phys = map_pattern(_metadata, self->dir, variant, size, &fd, &p);
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, size));
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	for (i = 0; i < size; i += SZ_4K)
-		*(uint64_t *)(p + i) = MAGIC ^ i;
-	phys = phys_of(fd, variant->bad_off);
-	ASSERT_NE(0, phys);
-	len = snprintf(buf, sizeof(buf), "%#lx\n", phys / SZ_4K);
-	inj = open(INJECT, O_WRONLY);
-	ASSERT_LE(0, inj);
-	ASSERT_EQ(len, write(inj, buf, len)) TH_LOG("corrupt-pfn: %s", strerror(errno));
-	close(inj);
+	ASSERT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	bad = (volatile uint64_t *)(p + variant->bad_off);
 	good = (volatile uint64_t *)(p + good_off);
 

@@ -26,6 +26,18 @@
  * checks hold (the library's TEST_ASSERT exits non-zero with a reason, and a
  * CPU without SVM is a failure here, not a skip).
  *
+ *   kvm_nested_dmem DIR --hold
+ *
+ * KVM holding the VMCB's dpage across a punch hole, deterministically: the
+ * nested guest's MSR permission map lives in a third memslot whose memory
+ * is registered with userfaultfd, untouched.  VMRUN maps the VMCB
+ * (kvm_vcpu_map()), then reads the MSR map and blocks in that fault, map
+ * held.  Meanwhile the host punches the VMCB's dpage out of its file and
+ * gives the pool's next dpage to a victim file.  The dpage must stay out of
+ * the pool while KVM holds it (pinned_bytes 4096, free_bytes unchanged, the
+ * victim gets another dpage); once the fault is served and the nested guest
+ * has run, the pin is gone and the pool is back.  Prints "hold: ...".
+ *
  *   kvm_nested_dmem DIR --race SECONDS
  *
  * KVM holding a dpage that its file lets go of.  The vCPU runs the nested
@@ -40,7 +52,13 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +97,14 @@ static void l1_guest_code(struct svm_test_data *svm, uint64_t runs,
 {
 	volatile uint64_t *stop = (volatile uint64_t *)stop_gva;
 	uint64_t i;
+
+	if (runs == 0) {	/* --hold: one VMRUN that reads the MSR map */
+		generic_svm_setup(svm, l2_guest_code,
+				  (void *)(GVA(PG_STACK) + 4096 - 8));
+		svm->vmcb->control.intercept |= 1ULL << INTERCEPT_MSR_PROT;
+		run_guest(svm->vmcb, svm->vmcb_gpa);
+		GUEST_DONE();
+	}
 
 	if (stop) {
 		GUEST_SYNC(0);
@@ -208,6 +234,117 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
+#define UFFD_SLOT	2
+#define UFFD_GPA	(2UL << 30)
+
+static uint64_t sum_stat(const char *what)
+{
+	char path[96], buf[64];
+	uint64_t t = 0;
+	int n, fd;
+
+	for (n = 0; n < 64; n++) {
+		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/%s_bytes", n, what);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		memset(buf, 0, sizeof(buf));
+		if (read(fd, buf, sizeof(buf) - 1) > 0)
+			t += strtoull(buf, NULL, 10);
+		close(fd);
+	}
+	return t;
+}
+
+/* physical address of the dpage behind offset 0 of @fd, 0 if none */
+static uint64_t phys0(int fd)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[1];
+	} q = { .fm = { .fm_length = 1, .fm_extent_count = 1 } };
+
+	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1)
+		return 0;
+	return q.fe[0].fe_physical;
+}
+
+static void *vcpu_done_thread(void *arg)
+{
+	struct kvm_vcpu *vcpu = arg;
+	struct ucall uc;
+
+	vcpu_run(vcpu);
+	TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO, "exit reason %u (%s)",
+		    vcpu->run->exit_reason, exit_reason_str(vcpu->run->exit_reason));
+	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
+		REPORT_GUEST_ASSERT_2(uc, "run %lu: got 0x%lx");
+	TEST_ASSERT(uc.cmd == UCALL_DONE, "ucall %lu", uc.cmd);
+	return NULL;
+}
+
+static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, int uffd)
+{
+	uint64_t free0, free1, pins, vmcb_phys, victim_phys;
+	struct uffd_msg msg;
+	struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+	struct uffdio_zeropage zp;
+	char victim[320];
+	pthread_t t;
+	int vfd, bad = 0;
+
+	vmcb_phys = phys0(fd);
+	TEST_ASSERT(vmcb_phys, "no dpage behind the VM's file");
+	pthread_create(&t, NULL, vcpu_done_thread, vcpu);
+	/* VMRUN has the VMCB mapped and waits for the MSR map */
+	TEST_ASSERT(poll(&pfd, 1, 120000) == 1, "VMRUN never read the MSR map");
+	TEST_ASSERT(read(uffd, &msg, sizeof(msg)) == sizeof(msg), "uffd read: %m");
+	TEST_ASSERT(msg.event == UFFD_EVENT_PAGEFAULT, "uffd event %u", msg.event);
+
+	free0 = sum_stat("free");
+	TEST_ASSERT(!fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, dpage),
+		    "punch: %m");
+	free1 = sum_stat("free");
+	pins = sum_stat("pinned");
+	snprintf(victim, sizeof(victim), "%s/victim.%d", dir, getpid());
+	vfd = open(victim, O_RDWR | O_CREAT | O_EXCL, 0600);
+	TEST_ASSERT(vfd >= 0, "victim: %m");
+	TEST_ASSERT(!fallocate(vfd, 0, 0, dpage), "victim fallocate: %m");
+	victim_phys = phys0(vfd);
+	printf("hold: KVM maps the VMCB at %#lx, blocked in the MSR map read; after the punch: pinned_bytes %lu, free_bytes %+ld; the victim file got %#lx\n",
+	       (unsigned long)vmcb_phys, (unsigned long)pins, (long)(free1 - free0),
+	       (unsigned long)victim_phys);
+	if (free1 != free0) {
+		printf("hold: FAIL: the punch gave the dpage KVM holds back to the pool\n");
+		bad = 1;
+	}
+	if (pins != 4096) {
+		printf("hold: FAIL: pinned_bytes %lu while KVM holds one page, want 4096\n",
+		       (unsigned long)pins);
+		bad = 1;
+	}
+	if ((victim_phys & ~(dpage - 1)) == (vmcb_phys & ~(dpage - 1))) {
+		printf("hold: FAIL: another file got the dpage KVM still maps\n");
+		bad = 1;
+	}
+
+	/* serve the fault: the nested guest runs, KVM unmaps */
+	zp.range.start = msg.arg.pagefault.address & ~4095UL;
+	zp.range.len = 4096;
+	zp.mode = 0;
+	TEST_ASSERT(!ioctl(uffd, UFFDIO_ZEROPAGE, &zp), "UFFDIO_ZEROPAGE: %m");
+	pthread_join(t, NULL);
+	close(vfd);
+	unlink(victim);
+	pins = sum_stat("pinned");
+	printf("hold: after the VMRUN: pinned_bytes %lu\n", (unsigned long)pins);
+	if (pins) {
+		printf("hold: FAIL: a pin outlived KVM's map\n");
+		bad = 1;
+	}
+	return bad;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
@@ -264,7 +401,8 @@ int main(int argc, char *argv[])
 	struct ucall uc;
 	struct stat st;
 	int race_secs = argc > 3 && !strcmp(argv[2], "--race") ? atoi(argv[3]) : 0;
-	uint64_t runs = argc > 2 && !race_secs ? strtoull(argv[2], NULL, 0) : 64;
+	int hold_mode = argc > 2 && !strcmp(argv[2], "--hold");
+	uint64_t runs = argc > 2 && !race_secs && !hold_mode ? strtoull(argv[2], NULL, 0) : 64;
 	vm_vaddr_t stop_gva = 0, svm_gva;
 	size_t dpage;
 	char path[256];
@@ -308,6 +446,36 @@ int main(int argc, char *argv[])
 	svm->msr_hva = mem + PG_MSRPM * 4096;
 	svm->msr_gpa = GVA(PG_MSRPM);
 	memset(svm->msr_hva, 0, 2 * 4096);
+	if (hold_mode) {
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register reg;
+		size_t len = 4 * 4096;
+		int uffd, rc;
+		char *u;
+
+		/* the MSR map in a slot of its own, behind userfaultfd */
+		u = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		TEST_ASSERT(u != MAP_FAILED, "mmap: %m");
+		uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+		TEST_ASSERT(uffd >= 0, "userfaultfd: %m (CONFIG_USERFAULTFD?)");
+		TEST_ASSERT(!ioctl(uffd, UFFDIO_API, &api), "UFFDIO_API: %m");
+		reg.range.start = (uintptr_t)u;
+		reg.range.len = len;
+		reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+		TEST_ASSERT(!ioctl(uffd, UFFDIO_REGISTER, &reg), "UFFDIO_REGISTER: %m");
+		vm_set_user_memory_region(vm, UFFD_SLOT, 0, UFFD_GPA, len, u);
+		virt_pg_map(vm, UFFD_GPA, UFFD_GPA);
+		virt_pg_map(vm, UFFD_GPA + 4096, UFFD_GPA + 4096);
+		svm->msr = (void *)UFFD_GPA;
+		svm->msr_hva = u;
+		svm->msr_gpa = UFFD_GPA;
+		vcpu_args_set(vcpu, 3, GVA(PG_SVM), 0, 0);
+		rc = hold(argv[1], fd, dpage, vcpu, uffd);
+		kvm_vm_free(vm);
+		munmap(mem, dpage);
+		close(fd);
+		return rc;
+	}
 	if (race_secs) {
 		int rc;
 

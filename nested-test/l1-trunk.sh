@@ -220,6 +220,15 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 done
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 
+# ---- trinity against dmemfs (make test-debug: l1.trinity=SECONDS)
+secs=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.trinity=//p')
+if [ -n "$secs" ]; then
+	echo "== nested-test/trinity-l1.sh $secs"
+	bash "$TOP/nested-test/trinity-l1.sh" "$secs" > /tmp/trinity-l1.res 2>&1
+	cat /tmp/trinity-l1.res
+	grep -E '^(PASS|FAIL): ' /tmp/trinity-l1.res | while IFS= read -r l; do res "$l"; done
+fi
+
 # ---- memory errors, last: each test poisons one dmem page for good
 p0=$(pool_sum poisoned) f0=$(pool_free)
 

@@ -85,6 +85,7 @@ if [ -x "$STRESS_BIN" ]; then
 else
 	expected+=(stress.built)
 fi
+case " $L1_APPEND " in *" l1.trinity="*) expected+=(trinity.dmemfs) ;; esac
 HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
 if [ -x "$HWPOISON_BIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')

@@ -7,7 +7,7 @@ pkgs=(
 	qemu-system-x86 qemu-utils busybox-static
 	libvirt-daemon-system libvirt-clients libvirt-dev virtinst
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev
-	clang libclang-rt-14-dev
+	clang libclang-rt-14-dev trinity
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -16,10 +16,13 @@
 #   kvm.nested-vmcb-1g a vCPU runs a nested SVM guest 64 times with the VMCB,
 #                      host save area, MSR map, stack and data in one dpage:
 #                      kvm_vcpu_map() of dmem on every VMRUN and #VMEXIT
+#   kvm.nested-vmcb-punch-hold
+#                      VMRUN blocked (userfaultfd) with the VMCB mapped; its
+#                      dpage punched out of the file stays out of the pool,
+#                      pinned, until KVM unmaps it (kvm_nested_dmem --hold)
 #   kvm.nested-vmcb-punch-race
-#                      the same VMCB dpage punched out of its file and given
-#                      to another file while the vCPU runs VMRUN in a loop:
-#                      the other file never sees KVM's writes, no pin is left
+#                      the same punch racing VMRUNs in a loop: another file
+#                      never sees KVM's writes, no pin is left
 #   kvm.selftest-*     upstream 6.1 tools/testing/selftests/kvm steal_time and
 #                      kvm_page_table_test (anonymous, anonymous_thp)
 #
@@ -80,41 +83,32 @@ fi
 
 # ---- 5. nested SVM with the VMCB in dmem: kvm_vcpu_map() on a dmem pfn
 bin=$GUESTBIN/kvm_nested_dmem
-for ps in 2M 1G; do
-	c=nested-vmcb-$(echo "$ps" | tr 'A-Z' 'a-z')
-	dir=${DMEMFS_2M_MOUNT:-}
-	[ "$ps" = 1G ] && dir=${DMEMFS_1G_MOUNT:-}
-	if [ ! -x "$bin" ]; then
-		fail "$c" "$bin not built"
-		continue
+# nested CHECK PREFIX DIR ARGS...: kvm_nested_dmem DIR ARGS; PASS with its
+# line that starts with PREFIX, when it exits 0 and leaves no pin behind
+nested() {
+	local c=$1 pfx=$2 dir=$3 out r pins line t=$SECONDS
+	shift 3
+	if [ ! -x "$bin" ] || [ -z "$dir" ]; then
+		fail "$c" "$bin not built or no dmemfs mount"
+		return
 	fi
-	t=$SECONDS
-	out=$(timeout -k 5 300 "$bin" "$dir" 64 2>&1)
+	out=$(timeout -k 5 300 "$bin" "$dir" "$@" 2>&1)
 	r=$?
-	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $ps: /" >&2
-	if [ $r -eq 0 ] && line=$(printf '%s\n' "$out" | grep -m1 '^nested-svm: '); then
-		pass "$c" "${line#nested-svm: } ($((SECONDS - t)) s)"
-	else
-		fail "$c" "exit $r: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -4 | tr -s ' \t\n' ' ' | cut -c1-300)"
-	fi
-done
-# KVM holding the VMCB's dpage while its file punches it out: the dpage
-# waits, pinned, and another file never sees KVM's writes
-c=nested-vmcb-punch-race
-if [ -x "$bin" ] && [ -n "${DMEMFS_2M_MOUNT:-}" ]; then
-	t=$SECONDS
-	out=$(timeout -k 5 300 "$bin" "$DMEMFS_2M_MOUNT" --race 20 2>&1)
-	r=$?
-	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem race: /" >&2
+	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $c: /" >&2
 	pins=$(cat /sys/kernel/mm/dmem/node*/pinned_bytes 2> /dev/null | awk '{ s += $1 } END { print s + 0 }')
-	if [ $r -eq 0 ] && [ "$pins" = 0 ] && line=$(printf '%s\n' "$out" | grep -m1 '^race: '); then
-		pass "$c" "${line#race: }, pinned_bytes 0 after ($((SECONDS - t)) s)"
+	if [ $r -eq 0 ] && [ "$pins" = 0 ] && line=$(printf '%s\n' "$out" | grep -m1 "^$pfx"); then
+		pass "$c" "${line#"$pfx"} ($((SECONDS - t)) s)"
 	else
-		fail "$c" "exit $r, pinned_bytes $pins after: $(printf '%s\n' "$out" | grep -v '^\s*$' | tail -3 | tr -s ' \t\n' ' ' | cut -c1-300)"
+		fail "$c" "exit $r, pinned_bytes $pins after: $(printf '%s\n' "$out" | grep -v '^\s*$' | grep -m4 -E 'FAIL|Assertion|^[a-z-]+: |Error' | tr -s ' \t\n' ' ' | cut -c1-400)"
 	fi
-else
-	fail "$c" "$bin not built or no DMEMFS_2M_MOUNT"
-fi
+}
+nested nested-vmcb-2m "nested-svm: " "${DMEMFS_2M_MOUNT:-}" 64
+nested nested-vmcb-1g "nested-svm: " "${DMEMFS_1G_MOUNT:-}" 64
+# KVM holding the VMCB's dpage while its file punches it out: the dpage
+# waits out of the pool, pinned, until KVM unmaps it
+nested nested-vmcb-punch-hold "hold: KVM maps" "${DMEMFS_2M_MOUNT:-}" --hold
+# and the same punch racing VMRUNs in a loop, with the CPUs kept busy
+nested nested-vmcb-punch-race "race: " "${DMEMFS_2M_MOUNT:-}" --race 10
 [ "$(pool_free_all)" = "$BASE" ] || fail nested-vmcb-pool "pool free $(pool_free_all) B after kvm_nested_dmem, $BASE B before"
 
 # ---- 4. upstream KVM selftests, unmodified

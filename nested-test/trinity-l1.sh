@@ -1,0 +1,76 @@
+#!/bin/bash
+# Inside L1: Debian's trinity syscall fuzzer against dmemfs, for a bounded
+# time (make test-debug runs it: l1.trinity=SECONDS on the kernel command
+# line; nested-test/l1-trunk.sh calls this script).
+#
+#   trinity-l1.sh SECONDS
+#
+# Two private instances (4K and 2M dpages, size= limited) hold victim files
+# of several sizes.  trinity runs as nobody (-X) with file descriptors of
+# those files only (no sockets, pipes, perf, ...), on the memory and file
+# system calls that reach dmemfs: mmap and friends, madvise, mbind and the
+# other mempolicy calls, fallocate, truncate, read/write, splice, FIEMAP and
+# other ioctls, rename and unlink.  Afterwards: no new warning in the kernel
+# log, and after the unmount the pool is where it was.
+#
+# Prints "PASS: trinity.dmemfs: ..." or "FAIL: trinity.dmemfs: reason".
+set -u
+secs=${1:-60}
+pool() { cat /sys/kernel/mm/dmem/node*/"$1"_bytes | awk '{ s += $1 } END { print s + 0 }'; }
+splats() { dmesg | grep -cE 'WARNING:|BUG:|Oops|Call Trace|general protection|KASAN|possible circular|lockdep'; }
+if ! command -v trinity > /dev/null; then
+	echo "FAIL: trinity.dmemfs: trinity is not installed (scripts/install-deps.sh)"
+	exit 1
+fi
+free0=$(pool free) used0=$(pool used) s0=$(splats)
+work=$(mktemp -d /tmp/trinity.XXXXXX)
+mounts=()
+for ps in 4K 2M; do
+	d=$work/$ps
+	mkdir -p "$d"
+	if ! mount -t dmemfs -o "pagesize=$ps,size=256M" none "$d"; then
+		echo "FAIL: trinity.dmemfs: mount -t dmemfs -o pagesize=$ps,size=256M failed"
+		exit 1
+	fi
+	mounts+=("$d")
+	chmod 1777 "$d"
+	for n in 0 1 2 3; do
+		f=$d/victim$n
+		truncate -s $((n * 3 + 1))M "$f"
+		chmod 666 "$f"
+	done
+	chown -R nobody "$d"
+done
+cd "$work" || exit 1
+chmod 777 "$work"
+t0=$SECONDS
+calls=(mmap munmap mremap mprotect madvise msync mlock munlock mincore
+	remap_file_pages fallocate ftruncate truncate read write pread64 pwrite64
+	readv writev lseek fsync fdatasync fadvise64 readahead splice sendfile
+	mbind set_mempolicy get_mempolicy migrate_pages move_pages ioctl
+	process_vm_readv open openat close rename unlink dup fcntl flock)
+args=()
+for c in "${calls[@]}"; do args+=(-c "$c"); done
+out=/tmp/trinity-l1.out
+timeout -k 10 "$secs" trinity -q -X -l off -C 2 -s 1 -V "$work" \
+	--disable-fds=sockets,pipes,perf,epoll,eventfd,pseudo,timerfd,memfd,drm \
+	"${args[@]}" > "$out" 2>&1
+rc=$?
+tail -5 "$out"
+cd /
+for d in "${mounts[@]}"; do
+	umount "$d" 2> /dev/null || umount -l "$d"
+done
+sleep 1
+free1=$(pool free) used1=$(pool used) s1=$(splats)
+why=
+[ "$rc" -eq 124 ] || [ "$rc" -eq 0 ] || why="trinity exited $rc ($(tail -1 "$out" | cut -c1-120));"
+[ "$s1" -eq "$s0" ] || why="$why kernel log: $(dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|possible circular' | tail -1 | cut -c1-200);"
+[ "$free1" = "$free0" ] && [ "$used1" = "$used0" ] || why="$why pool free $free0 -> $free1 B, used $used0 -> $used1 B after umount;"
+rmdir "$work"/* "$work"
+if [ -z "$why" ]; then
+	echo "PASS: trinity.dmemfs: $((SECONDS - t0)) s of ${#calls[@]} system calls as nobody on 2 instances, kernel log clean, pool back"
+else
+	echo "FAIL: trinity.dmemfs: $why"
+	exit 1
+fi
