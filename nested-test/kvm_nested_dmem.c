@@ -283,7 +283,8 @@ static void *vcpu_done_thread(void *arg)
 	return NULL;
 }
 
-static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, int uffd)
+static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, int uffd,
+		void *msrpm, size_t msrpm_len)
 {
 	uint64_t free0, free1, pins, vmcb_phys, victim_phys;
 	struct uffd_msg msg;
@@ -309,6 +310,7 @@ static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, in
 	snprintf(victim, sizeof(victim), "%s/victim.%d", dir, getpid());
 	vfd = open(victim, O_RDWR | O_CREAT | O_EXCL, 0600);
 	TEST_ASSERT(vfd >= 0, "victim: %m");
+	unlink(victim);		/* nothing is left behind if we die */
 	TEST_ASSERT(!fallocate(vfd, 0, 0, dpage), "victim fallocate: %m");
 	victim_phys = phys0(vfd);
 	printf("hold: KVM maps the VMCB at %#lx, blocked in the MSR map read; after the punch: pinned_bytes %lu, free_bytes %+ld; the victim file got %#lx\n",
@@ -328,14 +330,13 @@ static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, in
 		bad = 1;
 	}
 
-	/* serve the fault: the nested guest runs, KVM unmaps */
-	zp.range.start = msg.arg.pagefault.address & ~4095UL;
-	zp.range.len = 4096;
+	/* serve the fault, the whole MSR map: the guest runs, KVM unmaps */
+	zp.range.start = (uintptr_t)msrpm;
+	zp.range.len = msrpm_len;
 	zp.mode = 0;
 	TEST_ASSERT(!ioctl(uffd, UFFDIO_ZEROPAGE, &zp), "UFFDIO_ZEROPAGE: %m");
 	pthread_join(t, NULL);
 	close(vfd);
-	unlink(victim);
 	pins = sum_stat("pinned");
 	printf("hold: after the VMRUN: pinned_bytes %lu\n", (unsigned long)pins);
 	if (pins) {
@@ -470,7 +471,7 @@ int main(int argc, char *argv[])
 		svm->msr_hva = u;
 		svm->msr_gpa = UFFD_GPA;
 		vcpu_args_set(vcpu, 3, GVA(PG_SVM), 0, 0);
-		rc = hold(argv[1], fd, dpage, vcpu, uffd);
+		rc = hold(argv[1], fd, dpage, vcpu, uffd, u, len);
 		kvm_vm_free(vm);
 		munmap(mem, dpage);
 		close(fd);

@@ -230,28 +230,7 @@ if [ -n "$secs" ]; then
 fi
 
 # ---- memory errors, last: each test poisons one dmem page for good
-p0=$(pool_sum poisoned) f0=$(pool_free)
-
-# Random operations of several tenants on the pool, VFIO pins and a memory
-# error among them (nested-test/dmemfs_stress.c); at most one page
-# poisoned per seed, counted below.
-bin=$build/guest/dmemfs_stress log=/tmp/dmemfs_stress.log
-stress_poisoned=0
-if [ -x "$bin" ]; then
-	echo "== $bin"
-	. "$TOP/nested-test/vfio-lib.sh"
-	bdf=$(vfio_edu_bdf) && grp=$(vfio_bind "$bdf") || grp=
-	[ -n "$grp" ] || res "# stress: no edu device on vfio-pci, the VFIO steps are left out"
-	VFIO_GROUP=$grp timeout -k 5 900 "$bin" --seeds 1,2,3 --seconds 40 > "$log" 2>&1
-	echo "== dmemfs_stress exit $?"
-	[ -n "$grp" ] && vfio_unbind "$bdf"
-	cat "$log"
-	grep -E '^(PASS|FAIL): ' "$log" | while IFS= read -r l; do res "$l"; done
-	grep -E '^WORKER-(FAIL|DONE)' "$log" | head -12 | while IFS= read -r l; do res "# $l"; done
-	stress_poisoned=$(grep -c 'poisoned pfn 0x[0-9a-f]*, page' "$log")
-else
-	fail stress.built "$bin not built"
-fi
+p0=$(pool_sum poisoned) f0=$(pool_free) stress_poisoned=0
 
 bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
 if [ -x "$bin" ]; then
@@ -265,6 +244,26 @@ if [ -x "$bin" ]; then
 	timeout -k 5 300 bash "$TOP/nested-test/hwpoison-l2.sh" > /tmp/hwpoison-l2.out 2>&1
 	cat /tmp/hwpoison-l2.out
 	grep -E '^(PASS|FAIL): ' /tmp/hwpoison-l2.out | while IFS= read -r l; do res "$l"; done
+	# Random operations of several tenants on the pool, VFIO pins and a memory
+	# error among them (nested-test/dmemfs_stress.c): after the tests above,
+	# which need whole healthy GiBs; at most one page poisoned per seed.
+	sbin=$build/guest/dmemfs_stress log=/tmp/dmemfs_stress.log
+	stress_poisoned=0
+	if [ -x "$sbin" ]; then
+		echo "== $sbin"
+		. "$TOP/nested-test/vfio-lib.sh"
+		bdf=$(vfio_edu_bdf) && grp=$(vfio_bind "$bdf") || grp=
+		[ -n "$grp" ] || res "# stress: no edu device on vfio-pci, the VFIO steps are left out"
+		VFIO_GROUP=$grp timeout -k 5 900 "$sbin" --seeds 1,2,3 --seconds 40 > "$log" 2>&1
+		echo "== dmemfs_stress exit $?"
+		[ -n "$grp" ] && vfio_unbind "$bdf"
+		cat "$log"
+		grep -E '^(PASS|FAIL): ' "$log" | while IFS= read -r l; do res "$l"; done
+		grep -E '^WORKER-(FAIL|DONE)' "$log" | head -12 | while IFS= read -r l; do res "# $l"; done
+		stress_poisoned=$(grep -c 'poisoned pfn 0x[0-9a-f]*, page' "$log")
+	else
+		fail stress.built "$sbin not built"
+	fi
 	p1=$(pool_sum poisoned) f1=$(pool_free)
 	n=$(($("$bin" --list | wc -l) + 1 + stress_poisoned))
 	res "# hwpoison: ${n} pages injected (${stress_poisoned} by dmemfs_stress); poisoned_bytes ${p0} -> ${p1}, free ${f0} -> ${f1} B; $(dmesg | grep -c 'recovery action for dmem page: Recovered') dmem recoveries in the kernel log"
