@@ -9,7 +9,7 @@ BUILD      := $(TOP)/build
 RESULTS    := $(BUILD)/results
 export TOP BUILD RESULTS
 
-.PHONY: all deps kernel tree checkpatch userspace unit fuzz guest nested test test-debug demo bench clean
+.PHONY: all deps kernel tree checkpatch bisect-check userspace unit fuzz guest nested test test-debug demo bench clean
 .DEFAULT_GOAL := all
 
 all: kernel userspace guest
@@ -25,6 +25,10 @@ tree: deps
 
 checkpatch: tree
 	@kernel/checkpatch.sh
+
+# Every patch compiles the C files it touches, at that patch (not in make test).
+bisect-check: kernel
+	@kernel/bisect-check.sh
 
 # Fragments owned by each part of the tree.
 -include userspace.mk

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Compile, at every patch of the series, the C files that patch touches,
+# with the test kernel's full configuration (WERROR on): a quick bisect
+# check that each patch builds on its own.  It does not link a bzImage at
+# every patch (kernel/build.sh does that for the tip).
+#
+#   kernel/bisect-check.sh        one "PASS:/FAIL: bisect: NNNN subject" line a patch
+#
+# Works in a worktree of build/linux (build/bisect-src) with objects in
+# build/bisect-obj, so build/linux and its objects stay as they are.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+tree=$top/build/linux src=$top/build/bisect-src obj=$top/build/bisect-obj
+"$top/kernel/build.sh" tree > /dev/null || { echo "FAIL: bisect: the series does not apply"; exit 1; }
+[ -f "$tree/.config" ] || { echo "FAIL: bisect: no build/linux/.config (run kernel/build.sh first)"; exit 1; }
+git -C "$tree" worktree remove --force "$src" 2> /dev/null
+rm -rf "$src"
+git -C "$tree" worktree add -q --detach "$src" HEAD || exit 1
+mkdir -p "$obj"
+rc=0 n=0
+for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
+	n=$((n + 1))
+	subj=$(git -C "$tree" log --format=%s -1 "$c")
+	git -C "$src" checkout -q "$c"
+	objs=$(git -C "$tree" show --name-only --format= "$c" | grep '\.c$' |
+		grep -v '^tools/\|^Documentation/\|^samples/' | sed 's/\.c$/.o/')
+	if [ -z "$objs" ]; then
+		echo "PASS: bisect: $(printf %04d $n) $subj (no C files)"
+		continue
+	fi
+	# the full configuration at every step: an early patch's Kconfig
+	# would otherwise drop the options of later ones for good
+	cp "$tree/.config" "$obj/.config"
+	make -s -C "$src" O="$obj" olddefconfig > /dev/null 2>&1
+	# shellcheck disable=SC2086
+	if make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" $objs > "$obj/patch-$n.log" 2>&1; then
+		echo "PASS: bisect: $(printf %04d $n) $subj"
+	else
+		echo "FAIL: bisect: $(printf %04d $n) $subj: $(grep -m1 'error' "$obj/patch-$n.log" | cut -c1-200)"
+		rc=1
+	fi
+done
+git -C "$tree" worktree remove --force "$src"
+exit $rc
