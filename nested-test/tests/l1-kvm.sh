@@ -106,7 +106,7 @@ nested nested-vmcb-2m "nested-svm: " "${DMEMFS_2M_MOUNT:-}" 64
 nested nested-vmcb-1g "nested-svm: " "${DMEMFS_1G_MOUNT:-}" 64
 # KVM holding the VMCB's dpage while its file punches it out: the dpage
 # waits out of the pool, pinned, until KVM unmaps it
-nested nested-vmcb-punch-hold "hold: KVM maps" "${DMEMFS_2M_MOUNT:-}" --hold
+nested nested-vmcb-punch-hold "hold: " "${DMEMFS_2M_MOUNT:-}" --hold
 # and the same punch racing VMRUNs in a loop, with the CPUs kept busy
 nested nested-vmcb-punch-race "race: " "${DMEMFS_2M_MOUNT:-}" --race 10
 [ "$(pool_free_all)" = "$BASE" ] || fail nested-vmcb-pool "pool free $(pool_free_all) B after kvm_nested_dmem, $BASE B before"
