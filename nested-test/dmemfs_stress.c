@@ -819,7 +819,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO | SA_NODEFER };
 	char seeds[128] = "1,2,3", *tok, *save;
 	pthread_rwlockattr_t ra;
-	int i, rc = 0;
+	int i, rc = 0, list = 0;
 
 	/* the reader re-takes the lock at once: let the main thread in */
 	pthread_rwlockattr_init(&ra);
@@ -837,14 +837,17 @@ int main(int argc, char **argv)
 			opt_vfio = 0;
 		else if (!strcmp(argv[i], "--no-poison"))
 			opt_poison = 0;
-		else if (!strcmp(argv[i], "--list")) {
-			for (tok = strtok_r(seeds, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-				printf("stress.seed-%d\n", atoi(tok));
-			return 0;
-		} else {
+		else if (!strcmp(argv[i], "--list"))
+			list = 1;
+		else {
 			fprintf(stderr, "dmemfs_stress: unknown argument %s\n", argv[i]);
 			return 2;
 		}
+	}
+	if (list) {
+		for (tok = strtok_r(seeds, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			printf("stress.seed-%d\n", atoi(tok));
+		return 0;
 	}
 	if (opt_workers < 2 || opt_workers > 8) {
 		fprintf(stderr, "dmemfs_stress: --workers must be 2..8\n");

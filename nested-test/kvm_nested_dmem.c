@@ -269,6 +269,7 @@ static uint64_t phys0(int fd)
 	return q.fe[0].fe_physical;
 }
 
+/* Run @arg's vCPU on until the guest is done (GUEST_DONE). */
 static void *vcpu_done_thread(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
@@ -346,19 +347,6 @@ static int hold(const char *dir, int fd, size_t dpage, struct kvm_vcpu *vcpu, in
 	return bad;
 }
 
-static void *vcpu_thread(void *arg)
-{
-	struct kvm_vcpu *vcpu = arg;
-	struct ucall uc;
-
-	/* the guest has its pointers (UCALL_SYNC in race()): loop on */
-	vcpu_run(vcpu);
-	TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO, "exit reason %u (%s)",
-		    vcpu->run->exit_reason, exit_reason_str(vcpu->run->exit_reason));
-	TEST_ASSERT(get_ucall(vcpu, &uc) == UCALL_DONE, "ucall %lu", uc.cmd);
-	return NULL;
-}
-
 static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
 		struct kvm_vcpu *vcpu, vm_vaddr_t stop_gva, int seconds)
 {
@@ -376,7 +364,7 @@ static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
 	if (get_ucall(vcpu, &uc) != UCALL_SYNC)
 		TEST_FAIL("before the race: exit reason %u (%s)", vcpu->run->exit_reason,
 			  exit_reason_str(vcpu->run->exit_reason));
-	pthread_create(&t[0], NULL, vcpu_thread, vcpu);
+	pthread_create(&t[0], NULL, vcpu_done_thread, vcpu);
 	pthread_create(&t[1], NULL, racer, &r);
 	pthread_create(&t[2], NULL, spinner, &r);
 	pthread_create(&t[3], NULL, spinner, &r);

@@ -248,7 +248,6 @@ if [ -x "$bin" ]; then
 	# error among them (nested-test/dmemfs_stress.c): after the tests above,
 	# which need whole healthy GiBs; at most one page poisoned per seed.
 	sbin=$build/guest/dmemfs_stress log=/tmp/dmemfs_stress.log
-	stress_poisoned=0
 	if [ -x "$sbin" ]; then
 		echo "== $sbin"
 		. "$TOP/nested-test/vfio-lib.sh"
