@@ -9,7 +9,7 @@ BUILD      := $(TOP)/build
 RESULTS    := $(BUILD)/results
 export TOP BUILD RESULTS
 
-.PHONY: all deps kernel tree checkpatch bisect-check userspace unit fuzz guest nested test test-debug demo bench clean
+.PHONY: all deps kernel tree checkpatch bisect-check kernel-modular userspace unit fuzz guest nested test test-debug demo bench clean
 .DEFAULT_GOAL := all
 
 all: kernel userspace guest
@@ -29,6 +29,11 @@ checkpatch: tree
 # Every patch compiles the C files it touches, at that patch (not in make test).
 bisect-check: kernel
 	@kernel/bisect-check.sh
+
+# KVM, VFIO and hwpoison-inject as modules (kernel/modular.config): a
+# distribution's build of the series, bzImage plus modules.  Build only.
+kernel-modular: deps
+	@FLAVOR=modular kernel/build.sh
 
 # Fragments owned by each part of the tree.
 -include userspace.mk

@@ -7,6 +7,11 @@
 #                              the same with kernel/debug.config on top (KASAN,
 #                              PROVE_LOCKING, DEBUG_VM) in build/linux-debug,
 #                              giving build/bzImage-debug
+#   FLAVOR=modular kernel/build.sh
+#                              kernel/modular.config on top: KVM, VFIO and
+#                              hwpoison-inject as modules, as distributions
+#                              build them; bzImage and modules (modpost
+#                              refuses symbols the series forgot to export)
 #
 # The tree lives in build/linux (git, ignored by our repo).  Patches are applied
 # with "git am" on top of the tag "base"; only the patches after the first one
@@ -75,10 +80,12 @@ configure() {
 	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag" \
 		${flavor:+"$top/kernel/$flavor.config"} >/dev/null)
 	make -C "$tree" -s olddefconfig >/dev/null
-	# Refuse silently-dropped options: every "=y" of the fragment must stick.
+	# Refuse silently-dropped options: every "=y" or "=m" of the fragments
+	# must stick (the flavor's fragment wins where both set an option).
 	local bad
 	bad=$(cat "$frag" ${flavor:+"$top/kernel/$flavor.config"} |
-		grep -E '^CONFIG_[A-Z0-9_]+=y' | while read -r l; do
+		grep -E '^CONFIG_[A-Z0-9_]+=[ym]$' | tac | awk -F= '!seen[$1]++' |
+		while read -r l; do
 		grep -qx "$l" "$tree/.config" || echo "${l%%=*}"; done)
 	if [ -n "$bad" ]; then
 		say "config options not taken: $(echo $bad)"; exit 1
@@ -92,14 +99,19 @@ build() {
 	export CCACHE_BASEDIR=$tree KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
 	export KBUILD_BUILD_USER=dmemfs KBUILD_BUILD_HOST=dmemfs-host
 	set +e
-	make -C "$tree" -j"$(($(nproc) + 1))" CC="ccache gcc" bzImage 2>&1 | tee "$log" |
+	# a modular flavor builds its modules too: modpost finds the symbols
+	# that a module uses and vmlinux does not export
+	local targets=bzImage
+	grep -q '^CONFIG_MODULES=y' "$tree/.config" && targets="bzImage modules"
+	# shellcheck disable=SC2086
+	make -C "$tree" -j"$(($(nproc) + 1))" CC="ccache gcc" $targets 2>&1 | tee "$log" |
 		while IFS= read -r line; do
 			case $line in
 			*" CC "*) n=$((n + 1))
 				if ((n % 200 == 0)); then
 					say "$(printf '%4ds' $((SECONDS - start))) ~$((n * 100 / total))% compiled ($n objects)"
 				fi ;;
-			*error:*|*Error\ *) echo "$line" ;;
+			*error:*|*Error\ *|*ERROR:*) echo "$line" ;;
 			esac
 		done
 	local rc=${PIPESTATUS[0]}

@@ -284,6 +284,91 @@ TEST_F_TIMEOUT(dmemfs, populate_write, 180)
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
+struct populate_arg {
+	char *p;
+	size_t len;
+	pthread_barrier_t *go;
+	int err;
+};
+
+static void *populate_thread(void *arg)
+{
+	struct populate_arg *a = arg;
+
+	pthread_barrier_wait(a->go);
+	a->err = madvise(a->p, a->len, MADV_POPULATE_WRITE) ? errno : 0;
+	return NULL;
+}
+
+/*
+ * Four threads MADV_POPULATE_WRITE one empty dpage when exactly one is
+ * left: one allocates and zeroes it, the others wait for it and map it,
+ * as QEMU's preallocation threads do inside a 1G dpage.  2M and 1G: node
+ * 0 filled up to one dpage; 4K (a node of 4K dpages is slow to fill): a
+ * second mount limited to one dpage with size=.  Each thread allocating
+ * its own failed all but one of them with EFAULT.
+ */
+TEST_F_TIMEOUT(dmemfs, populate_race_last_dpage, 600)
+{
+	size_t ps = variant->ps;
+	unsigned long node0 = 1;
+	char dir[64], lim[] = "/tmp/dmemfs-one.XXXXXX", opts[64];
+	struct populate_arg a[4];
+	pthread_barrier_t go;
+	struct dstats now;
+	pthread_t t[4];
+	int ff = -1, fd, i;
+	char *p;
+
+	ASSERT_EQ(0, syscall(__NR_set_mempolicy, MPOL_BIND, &node0, 64));
+	strcpy(dir, self->dir);
+	if (ps == SZ_4K) {
+		ASSERT_NE(NULL, mkdtemp(lim));
+		snprintf(opts, sizeof(opts), "%s,size=%zu", variant->opts, ps);
+		ASSERT_EQ(0, mount("none", lim, "dmemfs", 0, opts));
+		strcpy(dir, lim);
+	} else {
+		uint64_t fill = self->base.free[0] - ps;
+
+		ASSERT_EQ(0, self->base.free[0] % ps);
+		ff = open_file(_metadata, dir, "filler", fill);
+		if (fill)
+			ASSERT_EQ(0, fallocate(ff, 0, 0, fill))
+				TH_LOG("fallocate %lu on node0: %s", fill, strerror(errno));
+		ASSERT_EQ(0, read_stats(&now));
+		ASSERT_EQ(ps, now.free[0]);
+	}
+	fd = open_file(_metadata, dir, "race", ps);
+	p = map_fd(_metadata, fd, ps);
+	ASSERT_EQ(0, pthread_barrier_init(&go, NULL, 4));
+	for (i = 0; i < 4; i++) {
+		a[i] = (struct populate_arg){ .p = p, .len = ps, .go = &go };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, populate_thread, &a[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, a[i].err) TH_LOG("thread %d: MADV_POPULATE_WRITE: %s", i,
+					      strerror(a[i].err));
+	}
+	pthread_barrier_destroy(&go);
+	EXPECT_EQ(-1, first_nonzero(p, ps < SZ_1G ? ps : SPARSE));
+	if (ps != SZ_4K) {
+		ASSERT_EQ(0, read_stats(&now));
+		EXPECT_EQ(0, now.free[0]);
+	}
+	ASSERT_EQ(0, munmap(p, ps));
+	close(fd);
+	unlink_in(_metadata, dir, "race");
+	if (ff >= 0) {
+		close(ff);
+		unlink_in(_metadata, dir, "filler");
+	} else {
+		EXPECT_EQ(0, umount(lim));
+		rmdir(lim);
+	}
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
 /*
  * get_user_pages() users on a dmem mapping fail cleanly (or work), never
  * oops: vmsplice and process_vm_readv take GUP-fast first.  Plain

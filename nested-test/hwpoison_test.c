@@ -15,7 +15,11 @@
  *    handed out again: after the file is gone, the whole free pool of the
  *    node is allocated again and FIEMAP shows no extent over that pfn.
  *
- * Each variant leaves one 4 KiB page of its node poisoned for good, so the
+ * alloc.poison_while_allocating injects into a 1G dpage that a fault is
+ * still zeroing, before the file holds it, and checks that the bad page is
+ * never mapped.
+ *
+ * Each test leaves one 4 KiB page of its node poisoned for good, so the
  * runner (nested-test/l1-trunk.sh) runs this program last.
  *
  *   hwpoison_test          run all tests (TAP on stdout)
@@ -29,6 +33,7 @@
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -276,6 +281,113 @@ static ssize_t inject(uint64_t pfn)
 	n = write(fd, buf, len);
 	close(fd);
 	return n == len ? 0 : -1;
+}
+
+struct toucher {
+	volatile uint8_t *p;
+	volatile int started, done;
+};
+
+static void *touch_first_byte(void *arg)
+{
+	struct toucher *t = arg;
+
+	t->started = 1;
+	t->p[0] = 1;
+	t->done = 1;
+	return NULL;
+}
+
+/*
+ * A memory error that lands on a dpage after the allocator handed it out
+ * and before the fault put it in its file finds no file to mark.  The
+ * file must still never map the bad page (a 1G leaf over it): touching it
+ * gets SIGBUS BUS_MCEERR_AR, the rest of the dpage works.  Zeroing a GiB
+ * keeps the fault in that window for long enough to inject into it; the
+ * dpage the fault gets is the one a probe file has just given back.  The
+ * injection returning while the fault still runs shows that it found no
+ * owner (with one it waits for the fault).  Node 0: the fixture's 1G
+ * variant needs both of node 1's GiBs.
+ */
+FIXTURE(alloc) {
+	char dir[64];
+};
+
+FIXTURE_SETUP(alloc)
+{
+	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
+	strcpy(self->dir, "/tmp/hwpoison-alloc.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, "pagesize=1G")) {
+		TH_LOG("mount dmemfs pagesize=1G: %s", strerror(errno));
+		rmdir(self->dir);
+	}
+}
+
+FIXTURE_TEARDOWN(alloc)
+{
+	umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	const size_t bad_off = 7 * SZ_2M + 5 * SZ_4K, good_off = bad_off + SZ_4K;
+	uint64_t free0, pois0, phys, val;
+	char path[128];
+	struct toucher t = { 0 };
+	volatile uint64_t *bad;
+	int fd, in_window;
+	pthread_t th;
+	uint8_t *p;
+
+	ASSERT_EQ(0, bind_to(0));
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	free0 = node_stat(0, "free");
+	pois0 = node_stat(0, "poisoned");
+
+	snprintf(path, sizeof(path), "%s/probe", self->dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, SZ_1G)) TH_LOG("no free GiB on node0");
+	phys = phys_of(fd, 0);
+	ASSERT_NE(0, phys);
+	close(fd);
+	ASSERT_EQ(0, unlink(path));
+
+	snprintf(path, sizeof(path), "%s/guest", self->dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, SZ_1G));
+	p = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	t.p = p;
+	ASSERT_EQ(0, pthread_create(&th, NULL, touch_first_byte, &t));
+	while (!t.started)
+		;
+	usleep(20000);
+	EXPECT_EQ(0, inject((phys + bad_off) / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	in_window = !t.done;
+	pthread_join(th, NULL);
+	ASSERT_EQ(phys, phys_of(fd, 0)) TH_LOG("the file got another GiB than the probe's");
+	TH_LOG("error at pfn %#lx injected %s the fault finished", (phys + bad_off) / SZ_4K,
+	       in_window ? "before" : "after");
+	EXPECT_TRUE(in_window) TH_LOG("the fault was done before the injection: not the race");
+	EXPECT_EQ(pois0 + SZ_4K, node_stat(0, "poisoned"));
+
+	bad = (volatile uint64_t *)(p + bad_off);
+	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)(p + good_off), &val));
+	EXPECT_EQ(0, val);
+	EXPECT_EQ(-1, read_or_sigbus(bad, &val)) TH_LOG("the bad page is mapped");
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)bad, bus_addr);
+
+	munmap(p, SZ_1G);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(free0 - SZ_4K, node_stat(0, "free"));
+	signal(SIGBUS, SIG_DFL);
 }
 
 /*
