@@ -21,7 +21,7 @@ t0=$SECONDS
 
 # The boot-time pools: enough for one run of each hugetlbfs size.
 gig=$(((mib + 1023) / 1024))
-append="nokaslr hugepagesz=2M hugepages=$(((mib + 1) / 2)) hugepagesz=1G hugepages=$gig"
+append="hugepagesz=2M hugepages=$(((mib + 1) / 2)) hugepagesz=1G hugepages=$gig"
 append="$append bench.mib=$mib bench.reps=$reps bench.budget=$budget"
 mkdir -p "$out"
 rm -rf "$out/run"

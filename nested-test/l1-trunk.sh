@@ -154,6 +154,16 @@ done
 res "# dmem: reserved ${reserved_bytes} bytes (sysfs total_bytes), command line asks ${want} (${nodes} nodes); kernel's own memmap_saved_bytes: $(cat /sys/kernel/mm/dmem/memmap_saved_bytes 2>/dev/null || echo none); $(grep -m1 'Kernel code' /proc/iomem | tr -s ' ')"
 check l1.dmem-reserved "sysfs total ${reserved_bytes} bytes, command line asks ${want}" \
 	[ "$reserved_bytes" -gt 0 -a "$reserved_bytes" -eq "$want" ]
+# per node, the kernel's own account: requested_bytes next to total_bytes
+short=
+for d in /sys/kernel/mm/dmem/node*; do
+	[ "$(cat "$d/requested_bytes" 2>/dev/null)" = "$(cat "$d/total_bytes")" ] ||
+		short="$short $(basename "$d"): $(cat "$d/total_bytes") of $(cat "$d/requested_bytes" 2>/dev/null || echo '?')"
+done
+kaslr=on
+grep -qw nokaslr /proc/cmdline && kaslr=off
+check l1.dmem-requested-per-node "KASLR $kaslr:${short:- every node got what it asked}" \
+	[ -z "$short" -a -d /sys/kernel/mm/dmem/node0 -a "$kaslr" = on ]
 
 if [ -n "$base" ]; then
 	IFS=: read -r b_memtotal b_present b_phys b_reserved <<< "$base"
