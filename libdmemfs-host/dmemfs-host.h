@@ -96,6 +96,7 @@ gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GEr
 typedef struct {
 	guint node;
 	guint64 total_bytes, free_bytes, used_bytes;
+	guint64 requested_bytes; /* what dmem= asked; 0 where the kernel does not say */
 } DmemNodeStat;
 
 /* All nodeN directories under root, sorted by node. */

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Per-node dmem pool statistics: <root>/node<N>/{total,free,used}_bytes. */
+/*
+ * Per-node dmem pool statistics: <root>/node<N>/{total,free,used}_bytes,
+ * and requested_bytes where the kernel has it (what dmem= asked).
+ */
 #include "dmemfs-host.h"
 
 #include <errno.h>
@@ -60,6 +63,13 @@ GArray *dmem_stats_read(const char *root, GError **error)
 		    !read_u64(sub, "free_bytes", &st.free_bytes, error) ||
 		    !read_u64(sub, "used_bytes", &st.used_bytes, error))
 			return NULL;
+		{
+			g_autofree char *req = g_build_filename(sub, "requested_bytes", NULL);
+
+			if (g_file_test(req, G_FILE_TEST_EXISTS) &&
+			    !read_u64(sub, "requested_bytes", &st.requested_bytes, error))
+				return NULL;
+		}
 		g_array_append_val(stats, st);
 	}
 	g_array_sort(stats, cmp_node);

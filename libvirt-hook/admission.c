@@ -108,11 +108,20 @@ static char *describe(const DomainPlan *plan, const GArray *stats)
 	for (guint n = 0; n < DMEM_MAX_NODES; n++) {
 		if (!dmem_nodeset_has(&shown, n))
 			continue;
-		if (node_index(stats, n) == G_MAXUINT)
+		guint i = node_index(stats, n);
+		const DmemNodeStat *st;
+
+		if (i == G_MAXUINT) {
 			g_string_append_printf(s, " node%u=0 (no dmem)", n);
-		else
-			g_string_append_printf(s, " node%u=%" G_GUINT64_FORMAT, n,
-					       dmem_stats_free(stats, n));
+			continue;
+		}
+		st = &g_array_index(stats, DmemNodeStat, i);
+		g_string_append_printf(s, " node%u=%" G_GUINT64_FORMAT, n, st->free_bytes);
+		/* a boot that reserved less than the command line asked */
+		if (st->requested_bytes > st->total_bytes)
+			g_string_append_printf(s, " (pool short: %" G_GUINT64_FORMAT " of the %"
+					       G_GUINT64_FORMAT " bytes dmem= asked)",
+					       st->total_bytes, st->requested_bytes);
 	}
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }

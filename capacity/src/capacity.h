@@ -46,6 +46,7 @@ typedef struct {
 	uint64_t ram;           /* physical RAM on the node, dmem included */
 	cap_source ram_src;
 	uint64_t dmem_total;    /* dmem reserved on the node */
+	uint64_t dmem_requested; /* live: what dmem= asked of it (0: not known) */
 	uint64_t dmem_free;
 	uint64_t dmem_used;
 	cap_source dmem_src;

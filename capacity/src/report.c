@@ -127,6 +127,18 @@ char *cap_report_table(const cap_report *r)
 		}
 		g_string_append(o, "\n");
 	}
+	for (int i = 0; i < h->nnodes; i++) {
+		const cap_node *n = &h->node[i];
+
+		if (n->dmem_requested > n->dmem_total) {
+			g_autofree char *got = cap_format_size(n->dmem_total);
+			g_autofree char *want = cap_format_size(n->dmem_requested);
+
+			g_string_append_printf(o, "node%d: this boot reserved %s of the %s that "
+					       "dmem= asked: the pool is short of the command line\n",
+					       n->id, got, want);
+		}
+	}
 
 	g_string_append_printf(o, "\n%-22s %8s %14s %8s", "model", "page", "metadata", "%RAM");
 	for (int i = 0; i < h->nnodes; i++) {
@@ -281,6 +293,8 @@ char *cap_report_json(const cap_report *r)
 			ju64(o, "memory_blocks_bytes", n->blocks_bytes, true);
 		ju64(o, "reserve_bytes", cap_reserve_share(h, i), true);
 		ju64(o, "dmem_total_bytes", n->dmem_total, true);
+		if (n->dmem_requested)
+			ju64(o, "dmem_requested_bytes", n->dmem_requested, true);
 		ju64(o, "dmem_free_bytes", n->dmem_free, true);
 		ju64(o, "dmem_used_bytes", n->dmem_used, true);
 		jsrc(o, "dmem_source", n->dmem_src, false);

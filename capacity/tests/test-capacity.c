@@ -572,6 +572,7 @@ static void test_live_tree(void)
 	g_assert_cmpuint(h.node[0].dmem_total, ==, G(240));
 	g_assert_cmpuint(h.node[0].dmem_free, ==, G(200));
 	g_assert_cmpuint(h.node[0].dmem_used, ==, G(40));
+	g_assert_cmpuint(h.node[0].dmem_requested, ==, 0); /* a kernel without requested_bytes */
 	g_assert_cmpint(h.node[0].dmem_src, ==, CAP_SRC_MEASURED);
 	g_assert_true(cap_model_present(&h, CAP_M_DMEM_FREE));
 	s = spec(&h, "4G");
@@ -741,6 +742,18 @@ static void test_cli_table_live(void)
 		return;
 	g_assert_nonnull(strstr(out, "M = measured on this host"));
 	g_assert_true(g_regex_match_simple("\\ndmem, free now +50 +60 +110 .*measured", out, 0, 0));
+	g_assert_null(strstr(out, "short of the command line"));
+
+	/* a boot that reserved less than dmem= asked (requested_bytes) says so */
+	g_autofree char *rq = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/requested_bytes",
+					       NULL);
+	g_autofree char *out2 = NULL, *err2 = NULL;
+
+	g_assert_true(g_file_set_contents(rq, "274877906944\n", -1, NULL));
+	g_assert_cmpint(run_cli(args, &out2, &err2), ==, 0);
+	g_assert_nonnull(strstr(out2, "node0: this boot reserved 240.00 GiB of the 256.00 GiB that dmem= asked: "
+				      "the pool is short of the command line\n"));
+	g_assert_null(strstr(out2, "node1: this boot"));
 }
 
 static void test_cli_svg(void)

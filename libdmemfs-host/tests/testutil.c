@@ -88,6 +88,14 @@ void test_tree_set_node(TestTree *t, guint node, guint64 total, guint64 free_byt
 	}
 }
 
+void test_tree_set_requested(TestTree *t, guint node, guint64 requested)
+{
+	g_autofree char *p = g_strdup_printf("%s/node%u/requested_bytes", t->sysfs, node);
+	g_autofree char *v = g_strdup_printf("%" G_GUINT64_FORMAT "\n", requested);
+
+	g_assert_true(g_file_set_contents(p, v, -1, NULL));
+}
+
 char *test_fixture_path(const char *rel)
 {
 	return g_build_filename(TEST_TOP, rel, NULL);

@@ -19,6 +19,8 @@ void test_tree_free(TestTree *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TestTree, test_tree_free)
 /* <sysfs>/node<N>/{total,free,used}_bytes */
 void test_tree_set_node(TestTree *t, guint node, guint64 total, guint64 free_bytes);
+/* node<N>/requested_bytes: what dmem= asked of the node */
+void test_tree_set_requested(TestTree *t, guint node, guint64 requested);
 
 char *test_fixture_path(const char *rel);  /* relative to the source tree */
 char *test_read_fixture(const char *rel, gsize *len);

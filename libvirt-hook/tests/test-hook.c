@@ -262,7 +262,8 @@ static GArray *stats_of(guint n, const guint64 *free_bytes)
 	GArray *s = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
 
 	for (guint i = 0; i < n; i++) {
-		DmemNodeStat st = { i, 16 * GiB, free_bytes[i], 16 * GiB - free_bytes[i] };
+		DmemNodeStat st = { .node = i, .total_bytes = 16 * GiB, .free_bytes = free_bytes[i],
+				    .used_bytes = 16 * GiB - free_bytes[i] };
 
 		g_array_append_val(s, st);
 	}
@@ -557,6 +558,15 @@ static void test_cli_plan_check_and_refusal(void)
 	g_assert_cmpstr(out2, ==, "");
 	g_assert_true(g_str_has_prefix(err2, "dmemfs-hook: domain 8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59 does not fit"));
 	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1); /* one line */
+	g_assert_null(strstr(err2, "pool short"));
+	/* a boot that reserved less than dmem= asked says so, on the same line */
+	test_tree_set_requested(t, 0, 16 * GiB);
+	g_clear_pointer(&out2, g_free);
+	g_clear_pointer(&err2, g_free);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out2, &err2), ==, 1);
+	g_assert_nonnull(strstr(err2, " node0=3221225472 (pool short: 8589934592 of the "
+				      "17179869184 bytes dmem= asked)"));
+	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1);
 	g_assert_cmpint(test_run("dmemfs-hook", p, env, bad, &out3, &err3), ==, 1);
 	g_assert_cmpstr(err3, ==, "dmemfs-hook: <hugepages> is not supported with dmemfs: "
 				  "use <source type='file'/>\n");
