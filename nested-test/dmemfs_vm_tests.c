@@ -131,13 +131,51 @@ static long fiemap_extents(int fd, int *with_phys)
 	return q.fm.fm_mapped_extents;
 }
 
+/* Another process maps the first half of @path while @p maps all @len. */
+static void smaps_with_second_mapper(struct __test_metadata *_metadata, const char *path,
+				     char *p, size_t len)
+{
+	int up[2], down[2];
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int cfd = open(path, O_RDWR);
+		void *q = cfd < 0 ? MAP_FAILED :
+			  mmap(NULL, len / 2, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+
+		c = q == MAP_FAILED ? 'x' : 'm';
+		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(up[0], &c, 1));
+	EXPECT_EQ('m', c) TH_LOG("the second process could not map the file");
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Rss"));
+	EXPECT_EQ((long)((len / 4 + len / 2) >> 10), smaps_kb(p, "Pss"));
+	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Shared_Dirty"));
+	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Private_Dirty"));
+	ASSERT_EQ(1, write(down[1], &c, 1));
+	waitpid(pid, NULL, 0);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
 /*
  * smaps: the dpage size as KernelPageSize, and the file's dpages behind
- * the mapping as Rss; FIEMAP: one extent per dpage, at its address.
+ * the mapping as Rss, their Pss shared among the mappings of each dpage;
+ * FIEMAP: one extent per dpage, at its address.
  */
 TEST_F_TIMEOUT(dmemfs, smaps_and_fiemap, 120)
 {
 	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4, len = 2 * k * ps;
+	char path[256];
 	int fd, phys;
 	char *p;
 
@@ -154,7 +192,17 @@ TEST_F_TIMEOUT(dmemfs, smaps_and_fiemap, 120)
 	EXPECT_EQ((int)k, phys);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, len));
 	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Rss"));
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Pss"));
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Private_Dirty"));
 	EXPECT_EQ((long)(2 * k), fiemap_extents(fd, &phys));
+
+	/*
+	 * A second process maps the first half: those dpages count half in
+	 * each process's Pss and as shared, the rest stays private here.
+	 */
+	snprintf(path, sizeof(path), "%s/smaps", self->dir);
+	smaps_with_second_mapper(_metadata, path, p, len);
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Pss"));
 	ASSERT_EQ(0, munmap(p, len));
 	close(fd);
 	unlink_in(_metadata, self->dir, "smaps");

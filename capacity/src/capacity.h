@@ -17,6 +17,7 @@
 #define CAP_KIB (UINT64_C(1) << 10)
 #define CAP_MIB (UINT64_C(1) << 20)
 #define CAP_GIB (UINT64_C(1) << 30)
+#define CAP_SECTION (128 * CAP_MIB) /* x86_64 memory section: the dmem= granule */
 #define CAP_TIB (UINT64_C(1) << 40)
 
 /* x86_64 facts the model uses. */
@@ -65,6 +66,8 @@ typedef struct {
 	bool has_memtotal;
 	uint64_t reserve;       /* host kernel + QEMU reserve, whole host */
 	bool reserve_given;
+	bool reserve_measured;  /* live with dmem: each node's MemTotal is its share */
+	bool has_dmem_spec;     /* --dmem gave a pool */
 	uint64_t dmem_pagesize; /* dpage size guests are rounded to */
 	uint64_t dpage_meta;    /* optional per-dpage metadata bytes */
 } cap_host;
@@ -87,7 +90,8 @@ typedef enum {
 	CAP_M_2M_HVO,
 	CAP_M_1G,
 	CAP_M_1G_HVO,
-	CAP_M_DMEM,
+	CAP_M_DMEM,      /* the pool that the same host reserve leaves */
+	CAP_M_DMEM_BOOTED, /* the pool as booted (live) or given (--dmem) */
 	CAP_M_DMEM_FREE, /* live only: the pool free right now */
 	CAP_M_COUNT,
 } cap_model_id;
@@ -123,8 +127,11 @@ int cap_host_index(const cap_host *h, int id);
 char *cap_host_node_list(const cap_host *h);
 uint64_t cap_host_ram(const cap_host *h);
 uint64_t cap_reserve_share(const cap_host *h, int idx);
+void cap_host_measure_reserve(cap_host *h);
 uint64_t cap_memmap_bytes(uint64_t ram);
 uint64_t cap_dmem_bitmap_bytes(uint64_t dmem);
+uint64_t cap_dmem_align(const cap_host *h);
+uint64_t cap_dmem_equal_pool(const cap_host *h, int idx);
 bool cap_model_present(const cap_host *h, cap_model_id id);
 void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m);
 uint64_t cap_model_meta_total(const cap_host *h, const cap_model *m);
@@ -162,6 +169,9 @@ typedef struct {
 	cap_fit_result *fits;   /* nshapes * CAP_M_COUNT */
 	char **warnings;
 	int nwarnings;
+	bool recommend;         /* --recommend: add the dmem= line to boot with */
+	uint64_t keep;          /* its "!size": what every node keeps for the host */
+	bool keep_uneven;       /* nodes need different amounts: keep is the largest */
 } cap_report;
 
 void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int nshapes);

@@ -17,7 +17,7 @@ static const char usage_text[] =
 	"usage: dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]]\n"
 	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
 	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
-	"                     [--libvirt [URI]] [--json] [--svg FILE]\n"
+	"                     [--libvirt [URI]] [--json] [--svg FILE] [--recommend]\n"
 	"Without --host the live host under --root (default /) is read.\n"
 	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).\n";
 
@@ -40,7 +40,7 @@ static void die(int code, const char *fmt, ...)
 typedef struct {
 	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg;
 	GPtrArray *guests, *xmls;
-	bool json, libvirt;
+	bool json, libvirt, recommend;
 	const char *libvirt_uri;
 } opts;
 
@@ -76,6 +76,8 @@ static void parse_args(opts *o, int argc, char **argv)
 			exit(0);
 		} else if (!strcmp(a, "--json")) {
 			o->json = true;
+		} else if (!strcmp(a, "--recommend")) {
+			o->recommend = true;
 		} else if (!strcmp(a, "--libvirt")) {
 			o->libvirt = true;
 			if (i + 1 < argc && argv[i + 1][0] != '-')
@@ -147,11 +149,13 @@ static void build_host(cap_host *h, const opts *o)
 			die(CAP_EXIT_USAGE, "%s", err);
 		if (o->dmem && cap_parse_dmem_spec(h, o->dmem, &err) < 0)
 			die(CAP_EXIT_USAGE, "%s", err);
+		h->has_dmem_spec = o->dmem != NULL;
 		if (cap_host_validate(h, &err) < 0)
 			die(CAP_EXIT_USAGE, "%s", err);
 	} else {
 		if (cap_host_from_root(h, o->root ? o->root : "/", &err) < 0)
 			die(CAP_EXIT_ERROR, "%s", err);
+		cap_host_measure_reserve(h);
 	}
 }
 
@@ -190,6 +194,7 @@ int main(int argc, char **argv)
 	}
 
 	cap_report_build(&rep, &host, (cap_shape **)shapes->pdata, (int)shapes->len);
+	rep.recommend = o.recommend;
 	if (o.svg) {
 		g_autofree char *svg = cap_report_svg(&rep);
 		GError *ge = NULL;

@@ -13,8 +13,16 @@
  *             the most pages n with n*page + P/64 - n*freed + R <= P.
  *   dmem      the dmem= part D has no struct page: memmap (P-D)/64 for the
  *             rest, plus the allocator bitmap, one bit per 4 KiB of D, plus
- *             optional per-dpage metadata (--dpage-meta).  Guests get D; the
+ *             optional per-dpage metadata (--dpage-meta).  On equal terms D
+ *             is the largest multiple of the reservation granule (a 128 MiB
+ *             section, or the dpage size if bigger) that leaves R to the
+ *             host: D + metadata + R <= P.
+ *   dmem, as booted
+ *             the D that the host booted with (live) or --dmem gave: the
  *             host lives on P - D - metadata, which should cover R.
+ *
+ * R is --reserve, else on a live host with dmem each node's MemTotal (what
+ * the booted host keeps for itself), else a 4 GiB default.
  */
 #include <string.h>
 
@@ -70,11 +78,16 @@ uint64_t cap_host_ram(const cap_host *h)
 	return t;
 }
 
-/* The reserve is split evenly; node index 0 takes the remainder. */
+/*
+ * The reserve is split evenly; node index 0 takes the remainder.  Measured:
+ * the node's MemTotal.
+ */
 uint64_t cap_reserve_share(const cap_host *h, int idx)
 {
 	if (!h->nnodes)
 		return 0;
+	if (h->reserve_measured)
+		return h->node[idx].memtotal;
 	uint64_t share = h->reserve / (uint64_t)h->nnodes;
 
 	return idx == 0 ? share + h->reserve % (uint64_t)h->nnodes : share;
@@ -92,16 +105,68 @@ uint64_t cap_dmem_bitmap_bytes(uint64_t dmem)
 	return (bits + 7) / 8;
 }
 
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * A live host booted with dmem keeps its MemTotal for itself: without
+ * --reserve, that is each node's reserve, so that every model leaves the
+ * host what it has now.
+ */
+void cap_host_measure_reserve(cap_host *h)
+{
+	uint64_t t = 0;
+
+	if (h->reserve_given || !h->live || !h->has_dmem || !h->nnodes)
+		return;
+	for (int i = 0; i < h->nnodes; i++) {
+		if (!h->node[i].has_memtotal)
+			return;
+		t += h->node[i].memtotal;
+	}
+	h->reserve = t;
+	h->reserve_measured = true;
+}
+
+/* dmem= reserves whole memory sections, in ranges of the dpage size */
+uint64_t cap_dmem_align(const cap_host *h)
+{
+	return MAX(CAP_SECTION, h->dmem_pagesize);
+}
+
+static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D)
+{
+	return cap_memmap_bytes(sub0(P, D)) + cap_dmem_bitmap_bytes(D) +
+	       D / h->dmem_pagesize * h->dpage_meta;
+}
+
+/* The largest dmem pool of node @idx that leaves its reserve share. */
+uint64_t cap_dmem_equal_pool(const cap_host *h, int idx)
+{
+	uint64_t P = h->node[idx].ram, R = cap_reserve_share(h, idx);
+	uint64_t a = cap_dmem_align(h), lo = 0, hi = P / a;
+
+	/* D + metadata grows with D: the last k with k*a fitting */
+	while (lo < hi) {
+		uint64_t k = lo + (hi - lo + 1) / 2, D = k * a;
+
+		if (D + dmem_meta(h, P, D) + R <= P)
+			lo = k;
+		else
+			hi = k - 1;
+	}
+	return lo * a;
+}
+
 bool cap_model_present(const cap_host *h, cap_model_id id)
 {
 	if (id == CAP_M_DMEM_FREE)
 		return h->live && h->has_dmem;
+	if (id == CAP_M_DMEM_BOOTED)
+		return (h->live && h->has_dmem) || h->has_dmem_spec;
 	return id < CAP_M_COUNT;
-}
-
-static uint64_t sub0(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
 }
 
 static void hvo(uint64_t P, uint64_t R, uint64_t page, uint64_t freed,
@@ -127,7 +192,8 @@ void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m)
 		[CAP_M_2M_HVO] = { "hugetlb-2m-hvo", "hugetlbfs 2M + HVO", 2 * CAP_MIB },
 		[CAP_M_1G] = { "hugetlb-1g", "hugetlbfs 1G", CAP_GIB },
 		[CAP_M_1G_HVO] = { "hugetlb-1g-hvo", "hugetlbfs 1G + HVO", CAP_GIB },
-		[CAP_M_DMEM] = { "dmem", "dmem", 0 },
+		[CAP_M_DMEM] = { "dmem", "dmem, same reserve", 0 },
+		[CAP_M_DMEM_BOOTED] = { "dmem-booted", "dmem, as booted", 0 },
 		[CAP_M_DMEM_FREE] = { "dmem-free", "dmem, free now", 0 },
 	};
 
@@ -157,13 +223,19 @@ void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m)
 		case CAP_M_1G_HVO:
 			hvo(P, R, CAP_GIB, CAP_HVO_1G_FREED, &m->pool[i], &m->meta[i]);
 			break;
-		case CAP_M_DMEM:
+		case CAP_M_DMEM: {
+			uint64_t D = cap_dmem_equal_pool(h, i);
+
+			m->meta[i] = dmem_meta(h, P, D);
+			m->pool[i] = D;
+			break;
+		}
+		case CAP_M_DMEM_BOOTED:
 		case CAP_M_DMEM_FREE: {
 			uint64_t D = n->dmem_total;
 
-			m->meta[i] = cap_memmap_bytes(sub0(P, D)) + cap_dmem_bitmap_bytes(D) +
-				     D / h->dmem_pagesize * h->dpage_meta;
-			m->pool[i] = cap_round_down(id == CAP_M_DMEM ? D : n->dmem_free,
+			m->meta[i] = dmem_meta(h, P, D);
+			m->pool[i] = cap_round_down(id == CAP_M_DMEM_BOOTED ? D : n->dmem_free,
 						    h->dmem_pagesize);
 			m->pool_src = n->dmem_src;
 			break;

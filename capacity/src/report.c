@@ -30,10 +30,18 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 			if (r->present[m])
 				cap_fit(h, &r->models[m], shapes[s], &r->fits[s * CAP_M_COUNT + m]);
 
+	/* "dmem=!keep": each node keeps its RAM minus its equal-terms pool */
+	for (int i = 0; i < h->nnodes; i++) {
+		uint64_t k = h->node[i].ram - r->models[CAP_M_DMEM].pool[i];
+
+		r->keep_uneven |= i && k != r->keep;
+		r->keep = MAX(r->keep, k);
+	}
+	r->keep = cap_round_up(r->keep, CAP_MIB);
 	if (h->live && !h->has_dmem)
 		warn(r, g_strdup("no dmem pool found (sys/kernel/mm/dmem): the dmem figures are zero"));
-	for (int i = 0; i < h->nnodes; i++) {
-		const cap_model *d = &r->models[CAP_M_DMEM];
+	for (int i = 0; i < h->nnodes && r->present[CAP_M_DMEM_BOOTED]; i++) {
+		const cap_model *d = &r->models[CAP_M_DMEM_BOOTED];
 		uint64_t share = cap_reserve_share(h, i);
 
 		if (d->host_left[i] < share) {
@@ -65,6 +73,55 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* A size as dmem= takes it: whole GiB as G, else M. */
+static char *param_size(uint64_t bytes)
+{
+	if (bytes % CAP_GIB == 0)
+		return g_strdup_printf("%" G_GUINT64_FORMAT "G", bytes / CAP_GIB);
+	return g_strdup_printf("%" G_GUINT64_FORMAT "M", cap_round_up(bytes, CAP_MIB) / CAP_MIB);
+}
+
+/* "!KEEP:ALIGN", the dmem= value that gives each node its equal-terms pool */
+static char *recommend_param(const cap_report *r)
+{
+	g_autofree char *k = param_size(r->keep), *a = param_size(cap_dmem_align(r->host));
+
+	return g_strdup_printf("!%s:%s", k, a);
+}
+
+static void recommend_text(GString *o, const cap_report *r)
+{
+	const cap_host *h = r->host;
+	g_autofree char *p = recommend_param(r), *k = cap_format_size(r->keep);
+	g_autofree char *a = cap_format_size(cap_dmem_align(h));
+	static const cap_model_id peers[] = { CAP_M_2M_HVO, CAP_M_1G_HVO };
+
+	g_string_append_printf(o, "\nrecommended: dmem=%s\n", p);
+	g_string_append_printf(o, "  every node keeps %s for the host (its reserve and the memmap of "
+				  "what it keeps%s); dmem takes the rest in %s ranges:",
+			       k, r->keep_uneven ? ", the largest need of the nodes" : "", a);
+	for (int i = 0; i < h->nnodes; i++) {
+		g_autofree char *d = cap_format_size(cap_round_down(h->node[i].ram - r->keep,
+								    cap_dmem_align(h)));
+
+		g_string_append_printf(o, " node%d %s", h->node[i].id, d);
+	}
+	g_string_append(o, "\n");
+	for (int s = 0; s < r->nshapes; s++) {
+		uint64_t n = r->fits[s * CAP_M_COUNT + CAP_M_DMEM].per_host;
+
+		g_string_append_printf(o, "  guest \"%s\": dmem %" G_GUINT64_FORMAT, r->shapes[s]->name, n);
+		for (size_t j = 0; j < G_N_ELEMENTS(peers); j++) {
+			uint64_t m = r->fits[s * CAP_M_COUNT + peers[j]].per_host;
+
+			g_string_append_printf(o, "%s %s %" G_GUINT64_FORMAT " (%+" G_GINT64_FORMAT ")",
+					       j ? "," : " vs", r->models[peers[j]].name, m,
+					       (gint64)n - (gint64)m);
+		}
+		g_string_append(o, "\n");
+	}
+}
+
 static void cell(GString *o, uint64_t bytes, char src)
 {
 	g_autofree char *s = cap_format_size(bytes);
@@ -92,10 +149,15 @@ char *cap_report_table(const cap_report *r)
 	else
 		g_string_append(o, "dmem-capacity: planning for a described host (--host/--dmem). "
 				   "Nothing is measured: g = given, m = modelled.\n");
-	g_string_append_printf(o, "host: %d node%s, RAM %s, dmem %s (dpage %s); reserve %s for host "
-				  "kernel+QEMU (%s), split across nodes\n",
-			       h->nnodes, h->nnodes == 1 ? "" : "s", ram_s, dmem_s, dp_s, res_s,
-			       h->reserve_given ? "--reserve" : "default");
+	g_string_append_printf(o, "host: %d node%s, RAM %s, dmem %s (dpage %s)\n",
+			       h->nnodes, h->nnodes == 1 ? "" : "s", ram_s, dmem_s, dp_s);
+	if (h->reserve_measured)
+		g_string_append_printf(o, "reserve %s for the host, in every model: each node's MemTotal "
+					  "as booted (measured)\n", res_s);
+	else
+		g_string_append_printf(o, "reserve %s for host kernel+QEMU, in every model (%s), split "
+					  "across nodes\n",
+				       res_s, h->reserve_given ? "--reserve" : "default");
 	if (h->live && h->has_memtotal) {
 		g_autofree char *mt = cap_format_size(h->memtotal);
 
@@ -200,6 +262,8 @@ char *cap_report_table(const cap_report *r)
 	g_string_append(o, "\nmodel: struct page = 64 B per 4 KiB; HVO keeps 1 of 8 vmemmap pages per 2M "
 			   "page and 1 of 4096 per 1G page;\ndmem has no struct page, only a 1-bit-per-4KiB "
 			   "bitmap; guest cells round up to the page size and fit whole on one node.\n");
+	if (r->recommend)
+		recommend_text(o, r);
 	for (int i = 0; i < r->nwarnings; i++)
 		g_string_append_printf(o, "warning: %s\n", r->warnings[i]);
 	return g_string_free(o, FALSE);
@@ -274,7 +338,7 @@ char *cap_report_json(const cap_report *r)
 		ju64(o, "memtotal_bytes", h->memtotal, true);
 	ju64(o, "reserve_bytes", h->reserve, true);
 	jkey(o, "reserve_source");
-	jstr(o, h->reserve_given ? "given" : "default");
+	jstr(o, h->reserve_given ? "given" : h->reserve_measured ? "measured" : "default");
 	g_string_append(o, ",");
 	ju64(o, "dmem_pagesize", h->dmem_pagesize, true);
 	ju64(o, "dpage_meta_bytes", h->dpage_meta, true);
@@ -385,7 +449,20 @@ char *cap_report_json(const cap_report *r)
 		}
 		g_string_append(o, "]}");
 	}
-	g_string_append(o, "],\"warnings\":[");
+	g_string_append(o, "],");
+	if (r->recommend) {
+		g_autofree char *p = recommend_param(r);
+
+		g_string_append(o, "\"recommend\":{");
+		jkey(o, "dmem");
+		jstr(o, p);
+		g_string_append(o, ",");
+		ju64(o, "keep_bytes", r->keep, true);
+		ju64(o, "align_bytes", cap_dmem_align(h), true);
+		jkey(o, "keep_uneven");
+		g_string_append_printf(o, "%s},", r->keep_uneven ? "true" : "false");
+	}
+	g_string_append(o, "\"warnings\":[");
 	for (int i = 0; i < r->nwarnings; i++) {
 		if (i)
 			g_string_append_c(o, ',');
@@ -403,7 +480,7 @@ static void xesc(GString *o, const char *s)
 }
 
 static const char *const colors[CAP_M_COUNT] = {
-	"#9e9e9e", "#90caf9", "#1e88e5", "#a5d6a7", "#43a047", "#e65100", "#ffb74d",
+	"#9e9e9e", "#90caf9", "#1e88e5", "#a5d6a7", "#43a047", "#e65100", "#ff8a65", "#ffb74d",
 };
 
 /*

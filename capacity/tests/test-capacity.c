@@ -301,14 +301,14 @@ static void test_models_2x256(void)
 	g_assert_cmpuint(m.meta[0], ==, UINT64_C(51367936));
 
 	/* dmem: memmap of the 16G left (256 MiB) + 7.5 MiB bitmap */
-	cap_model_compute(&h, CAP_M_DMEM, &m);
+	cap_model_compute(&h, CAP_M_DMEM_BOOTED, &m);
 	g_assert_cmpuint(m.pool[0], ==, G(240));
 	g_assert_cmpuint(m.meta[0], ==, M(256) + M(15) / 2);
 	g_assert_cmpuint(m.host_left[0], ==, G(16) - M(256) - M(15) / 2);
 
 	/* optional per-dpage metadata: 4 B per 2M dpage */
 	h.dpage_meta = 4;
-	cap_model_compute(&h, CAP_M_DMEM, &m);
+	cap_model_compute(&h, CAP_M_DMEM_BOOTED, &m);
 	g_assert_cmpuint(m.meta[0], ==, M(256) + M(15) / 2 + 122880 * 4);
 
 	g_assert_false(cap_model_present(&h, CAP_M_DMEM_FREE));
@@ -378,15 +378,15 @@ static void test_fit_single(void)
 	check_fit("4G", CAP_M_2M_HVO, 126, 63, 63);
 	check_fit("4G", CAP_M_1G, 124, 62, 62);
 	check_fit("4G", CAP_M_1G_HVO, 126, 63, 63);
-	check_fit("4G", CAP_M_DMEM, 120, 60, 60);
+	check_fit("4G", CAP_M_DMEM_BOOTED, 120, 60, 60);
 }
 
 static void test_fit_spread(void)
 {
-	check_fit("2G+2G", CAP_M_DMEM, 120, 120, 120);
+	check_fit("2G+2G", CAP_M_DMEM_BOOTED, 120, 120, 120);
 	check_fit("2G+2G", CAP_M_4K, 125, 125, 125);
 	/* greedy: 100G+100G+10G on 240G+240G -> 2 guests, 3 cells per node */
-	check_fit("100G+100G+10G", CAP_M_DMEM, 2, 3, 3);
+	check_fit("100G+100G+10G", CAP_M_DMEM_BOOTED, 2, 3, 3);
 }
 
 static void test_fit_pinned(void)
@@ -394,12 +394,12 @@ static void test_fit_pinned(void)
 	cap_host h;
 	cap_shape *s;
 
-	check_fit("8G@node0+1G@1", CAP_M_DMEM, 30, 30, 30);
+	check_fit("8G@node0+1G@1", CAP_M_DMEM_BOOTED, 30, 30, 30);
 	check_fit("8G@node0+1G@1", CAP_M_4K, 31, 31, 31);
 	/* both cells on node0: 2 x 10G per guest -> 12 guests */
-	check_fit("10G@0+10G@0", CAP_M_DMEM, 12, 24, 0);
+	check_fit("10G@0+10G@0", CAP_M_DMEM_BOOTED, 12, 24, 0);
 	/* a nodeset with exclusion: 0-1,^1 is node0 only */
-	check_fit("4G@0-1,^1", CAP_M_DMEM, 60, 60, 0);
+	check_fit("4G@0-1,^1", CAP_M_DMEM_BOOTED, 60, 60, 0);
 	std_host(&h);
 	s = spec(&h, "4G@0-1,^1");
 	g_assert_cmpuint(s->cell[0].mask, ==, 1);
@@ -416,9 +416,9 @@ static void test_fit_rounding(void)
 	/* 1G pages: 1.5G rounds to 2G -> 125 per node */
 	g_assert_cmpuint(fit(&h, CAP_M_1G, s, NULL), ==, 250);
 	g_assert_cmpuint(fit(&h, CAP_M_2M, s, NULL), ==, 332);
-	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 320);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_BOOTED, s, NULL), ==, 320);
 	h.dmem_pagesize = CAP_GIB;
-	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 240);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_BOOTED, s, NULL), ==, 240);
 	cap_shape_free(s);
 }
 
@@ -478,7 +478,7 @@ static void test_xml_numa(void)
 	g_assert_cmpuint(s->cell[1].bytes, ==, G(4) + M(512)); /* + DIMM on cell 1 */
 	g_assert_cmpuint(s->cell[1].mask, ==, 2);
 	/* node1 limits: 240G / 4.5G = 53 */
-	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, &r), ==, 53);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_BOOTED, s, &r), ==, 53);
 	g_assert_cmpuint(r.cells_on[0], ==, 53);
 	cap_shape_free(s);
 }
@@ -498,7 +498,7 @@ static void test_xml_total(void)
 	g_assert_cmpint(s->ncells, ==, 1);
 	g_assert_cmpuint(s->cell[0].bytes, ==, G(8));
 	g_assert_cmpuint(s->cell[0].mask, ==, 2);
-	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 30);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_BOOTED, s, NULL), ==, 30);
 	cap_shape_free(s);
 
 	/* decimal GB, aligned up to 1 MiB like libvirt: 4e9 -> 3815 MiB */
@@ -576,7 +576,7 @@ static void test_live_tree(void)
 	g_assert_cmpint(h.node[0].dmem_src, ==, CAP_SRC_MEASURED);
 	g_assert_true(cap_model_present(&h, CAP_M_DMEM_FREE));
 	s = spec(&h, "4G");
-	g_assert_cmpuint(fit(&h, CAP_M_DMEM, s, NULL), ==, 120);
+	g_assert_cmpuint(fit(&h, CAP_M_DMEM_BOOTED, s, NULL), ==, 120);
 	g_assert_cmpuint(fit(&h, CAP_M_DMEM_FREE, s, NULL), ==, 110);
 	cap_shape_free(s);
 
@@ -672,10 +672,61 @@ static void test_cli_table(void)
 		return;
 	g_assert_nonnull(strstr(out, "Nothing is measured"));
 	g_assert_nonnull(strstr(out, "guest \"4G\""));
-	/* the dmem row: 60 60 120 -4 */
-	g_assert_true(g_regex_match_simple("\\ndmem +60 +60 +120 +-4 ", out, 0, 0));
+	/*
+	 * The given pool is a labelled row of its own (60 60 120 -4); on the
+	 * same 4 GiB reserve as every other row, dmem fits 126, as many as
+	 * hugetlbfs 1G + HVO and more than anything else.
+	 */
+	g_assert_true(g_regex_match_simple("\\ndmem, as booted +60 +60 +120 +-4 ", out, 0, 0));
+	g_assert_true(g_regex_match_simple("\\ndmem, same reserve +63 +63 +126 +\\+2 ", out, 0, 0));
 	g_assert_true(g_regex_match_simple("\\nhugetlbfs 1G \\+ HVO +63 +63 +126 ", out, 0, 0));
+	g_assert_true(g_regex_match_simple("\\nreserve 4.00 GiB for host kernel\\+QEMU, in every model",
+					   out, 0, 0));
+	g_assert_null(strstr(out, "recommended:"));
 	g_assert_cmpstr(err, ==, "");
+}
+
+/*
+ * --recommend: the dmem= line that gives each node its equal-terms pool,
+ * and the gain over hugetlbfs with HVO, on the planning case and on the
+ * JSON side.
+ */
+static void test_cli_recommend(void)
+{
+	const char *args[] = { "--host", "node0=256G,node1=256G", "--guest", "4G", "--recommend", NULL };
+	const char *jargs[] = { "--host", "node0=256G,node1=256G", "--reserve", "8G", "--dmem-pagesize",
+				"1G", "--guest", "4G", "--recommend", "--json", NULL };
+	g_autofree char *out = NULL, *err = NULL;
+	JsonObject *o, *rec;
+	JsonNode *root;
+
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	if (!out)
+		return;
+	/* 2 GiB reserve a node + memmap of what it keeps, in 128M sections */
+	g_assert_nonnull(strstr(out, "\nrecommended: dmem=!2176M:128M\n"));
+	g_assert_nonnull(strstr(out, "node0 253.88 GiB node1 253.88 GiB"));
+	g_assert_nonnull(strstr(out, "guest \"4G\": dmem 126 vs hugetlbfs 2M + HVO 126 (+0), "
+				     "hugetlbfs 1G + HVO 126 (+0)\n"));
+	/* no pool given: no "as booted" row */
+	g_assert_null(strstr(out, "dmem, as booted"));
+
+	root = run_json(jargs);
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	o = json_node_get_object(root);
+	rec = json_object_get_object_member(o, "recommend");
+	g_assert_nonnull(rec);
+	/* 4 GiB a node + memmap (~4 MiB), rounded to whole GiBs of 1G dpages */
+	g_assert_cmpstr(json_object_get_string_member(rec, "dmem"), ==, "!5G:1G");
+	g_assert_cmpint(json_object_get_int_member(rec, "align_bytes"), ==, (gint64)G(1));
+	g_assert_false(json_object_get_boolean_member(rec, "keep_uneven"));
+	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 2 * 62);
+	g_assert_cmpint(fit_json(o, 0, "hugetlb-1g-hvo"), ==, 2 * 62);
+	g_assert_cmpstr(json_object_get_string_member(json_object_get_object_member(o, "host"),
+						      "reserve_source"), ==, "given");
+	json_node_unref(root);
 }
 
 static void test_cli_json_planning(void)
@@ -690,17 +741,17 @@ static void test_cli_json_planning(void)
 		return;
 	o = json_node_get_object(root);
 	g_assert_cmpstr(json_object_get_string_member(o, "mode"), ==, "planning");
-	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "models")), ==, 6);
+	g_assert_cmpuint(json_array_get_length(json_object_get_array_member(o, "models")), ==, 7);
 	m4k = find_by(json_object_get_array_member(o, "models"), "id", "struct-page-4k");
 	g_assert_nonnull(m4k);
 	if (m4k) {
 		g_assert_cmpint(json_object_get_int_member(m4k, "metadata_bytes"), ==, (gint64)G(8));
 		g_assert_cmpstr(json_object_get_string_member(m4k, "pool_source"), ==, "modelled");
 	}
-	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 0, "dmem-booted"), ==, 120);
 	g_assert_cmpint(fit_json(o, 0, "struct-page-4k"), ==, 124);
 	g_assert_cmpint(fit_json(o, 0, "hugetlb-1g-hvo"), ==, 126);
-	g_assert_cmpint(fit_json(o, 1, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 1, "dmem-booted"), ==, 120);
 	g_assert_cmpint(fit_json(o, 1, "dmem-free"), ==, -1);
 	json_node_unref(root);
 }
@@ -726,7 +777,7 @@ static void test_cli_json_live(void)
 	g_assert_nonnull(dm);
 	if (dm)
 		g_assert_cmpstr(json_object_get_string_member(dm, "pool_source"), ==, "measured");
-	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 120);
+	g_assert_cmpint(fit_json(o, 0, "dmem-booted"), ==, 120);
 	g_assert_cmpint(fit_json(o, 0, "dmem-free"), ==, 110);
 	json_node_unref(root);
 }
@@ -743,6 +794,11 @@ static void test_cli_table_live(void)
 	g_assert_nonnull(strstr(out, "M = measured on this host"));
 	g_assert_true(g_regex_match_simple("\\ndmem, free now +50 +60 +110 .*measured", out, 0, 0));
 	g_assert_null(strstr(out, "short of the command line"));
+	/* no --reserve: every model leaves each node what it keeps as booted */
+	g_assert_nonnull(strstr(out, "\nreserve 31.00 GiB for the host, in every model: each node's "
+				     "MemTotal as booted (measured)\n"));
+	g_assert_true(g_regex_match_simple("\\ndmem, same reserve +60 +60 +120 +\\+2 ", out, 0, 0));
+	g_assert_true(g_regex_match_simple("\\nhugetlbfs 1G \\+ HVO +60 +60 +120 ", out, 0, 0));
 
 	/* a boot that reserved less than dmem= asked (requested_bytes) says so */
 	g_autofree char *rq = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/requested_bytes",
@@ -795,9 +851,9 @@ static void test_cli_svg(void)
 			xmlFree(t);
 		}
 	}
-	/* background + 2 shapes x 6 models + 6 legend swatches */
-	g_assert_cmpint(rects, ==, 1 + 12 + 6);
-	g_assert_cmpint(titles, ==, 12);
+	/* background + 2 shapes x 7 models (dmem as given too) + 7 legend swatches */
+	g_assert_cmpint(rects, ==, 1 + 14 + 7);
+	g_assert_cmpint(titles, ==, 14);
 	g_assert_true(found_name);
 	xmlFreeDoc(doc);
 }
@@ -812,7 +868,7 @@ static void test_cli_xml_file(void)
 	g_assert_nonnull(root);
 	if (!root)
 		return;
-	g_assert_cmpint(fit_json(json_node_get_object(root), 0, "dmem"), ==, 53);
+	g_assert_cmpint(fit_json(json_node_get_object(root), 0, "dmem-booted"), ==, 53);
 	json_node_unref(root);
 }
 
@@ -845,7 +901,7 @@ static void test_cli_libvirt(void)
 		g_assert_cmpstr(json_object_get_string_member(s, "origin"), ==, "libvirt:lv-numa");
 		g_assert_cmpint(json_object_get_int_member(s, "bytes"), ==, (gint64)G(8));
 	}
-	g_assert_cmpint(fit_json(o, 0, "dmem"), ==, 60);
+	g_assert_cmpint(fit_json(o, 0, "dmem-booted"), ==, 60);
 	json_node_unref(root);
 
 	/* a URI that cannot be opened: exit 1 (environment), one line */
@@ -897,6 +953,7 @@ int main(int argc, char **argv)
 		g_test_add_data_func(p, GSIZE_TO_POINTER(i), test_cli_bad);
 	}
 	g_test_add_func("/capacity/cli/table-planning", test_cli_table);
+	g_test_add_func("/capacity/cli/recommend", test_cli_recommend);
 	g_test_add_func("/capacity/cli/table-live", test_cli_table_live);
 	g_test_add_func("/capacity/cli/json-planning", test_cli_json_planning);
 	g_test_add_func("/capacity/cli/json-live", test_cli_json_live);
