@@ -61,7 +61,7 @@ test:
 	@rm -rf $(RESULTS); mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -k test-steps; true
-	@scripts/summarize.sh $(RESULTS)
+	@scripts/summarize.sh $(RESULTS) $(TEST_STEPS:test-%=%)
 
 # The same in-guest suite on a KASAN + PROVE_LOCKING + DEBUG_VM kernel
 # (kernel/debug.config), without the libvirt acceptance, plus 180 s of
@@ -75,7 +75,7 @@ test-debug: deps
 	  fi > $(BUILD)/results-debug/kernel.results
 	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="l1.skip=virsh l1.trinity=180" L1_VFIO_TIMEOUT=900 \
 	  nested-test/run-l1.sh || true
-	@scripts/summarize.sh $(BUILD)/results-debug
+	@scripts/summarize.sh $(BUILD)/results-debug kernel nested
 
 demo:
 	@$(MAKE) --no-print-directory deps

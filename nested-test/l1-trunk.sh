@@ -68,6 +68,7 @@ tap_results() {
 		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
 		next
 	}
+	/^ok [0-9]+ .*# SKIP/ { r = $0; sub(/.*# SKIP */, "", r); print "SKIP: " pfx "." $3 ": " (r != "" ? r : "skipped"); next }
 	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
 	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
 	' "$2" | while IFS= read -r l; do res "$l"; done
@@ -128,7 +129,10 @@ for d in /sys/kernel/debug/kunit/*/; do
 	[ -r "$d/results" ] || continue
 	grep -Eq '(^|[ :])not ok [0-9]+' "$d/results" && others_bad="$others_bad $(basename "$d")"
 done
-check kunit.all-suites-ok "not ok in:$others_bad" [ -z "$others_bad" ]
+# no suite at all is no pass: the two named ones must be among them
+suites=$(ls -d /sys/kernel/debug/kunit/*/ 2> /dev/null | wc -l)
+check kunit.all-suites-ok "$suites suites in debugfs (want dmem_parse, dmem_alloc and more); not ok in:${others_bad:- none}" \
+	[ -z "$others_bad" -a -r /sys/kernel/debug/kunit/dmem_parse/results -a -r /sys/kernel/debug/kunit/dmem_alloc/results ]
 
 # ---- dmem= reservation versus MemTotal and the memmap
 reserved_bytes=0
@@ -202,8 +206,9 @@ export TOP BUILD=$build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"
-	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" ||
-		echo "l1-trunk: cannot mount dmemfs pagesize=$ps on /run/dmemfs/$ps"
+	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps"
+	check "l1.mount-$ps" "/run/dmemfs/$ps is not dmemfs after mount -t dmemfs -o pagesize=$ps" \
+		[ "$(stat -f -c %t "/run/dmemfs/$ps" 2> /dev/null)" = 2ace90c6 ]
 done
 # l1.skip=WORD on the kernel command line skips the scripts whose path
 # contains WORD (make test-debug skips the libvirt acceptance: too slow
@@ -222,7 +227,7 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	rc=$?
 	free1=$(pool_free)
 	cat /tmp/l1-script.out
-	grep -E '^(PASS|FAIL): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
+	grep -E '^(PASS|FAIL|SKIP): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
 	why="exit status $rc"
 	[ "$rc" -eq 124 ] && why="timed out after 600s"
 	[ "$free0" = "$free1" ] || why="$why; dmem free ${free0} B before, ${free1} B after"

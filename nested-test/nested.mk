@@ -101,7 +101,8 @@ nested: kernel guest
 
 # A make test step: never fails make, always leaves result lines.
 TEST_STEPS += test-nested
-test-nested: test-kernel
+# after the userspace and capacity steps: L1 runs their binaries (make -j)
+test-nested: test-kernel test-unit test-capacity
 	@mkdir -p $(RESULTS); blocked=; \
 	grep -qs '^PASS' $(RESULTS)/kernel.results || blocked="kernel build failed"; \
 	$(MAKE) --no-print-directory guest > $(RESULTS)/guest-build.log 2>&1 || \

@@ -60,13 +60,13 @@ lines=()
 add() { lines+=("$*"); }
 finish() {
 	printf '%s\n' "${lines[@]}" > "$out.tmp" && mv "$out.tmp" "$out"
-	say "results: ${out#$TOP/} ($(grep -c '^PASS:' "$out") passed, $(grep -c '^FAIL:' "$out") failed)"
+	say "results: ${out#$TOP/} ($(grep -c '^PASS:' "$out") passed, $(grep -c '^FAIL:' "$out") failed, $(grep -c '^SKIP:' "$out") skipped)"
 	exit 0
 }
 
 # ---- what must come back
 expected=(kunit.dmem_parse kunit.dmem_alloc kunit.all-suites-ok
-	l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.no-struct-page l1.memmap-saved)
+	l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M l1.mount-1G l1.no-struct-page l1.memmap-saved)
 if [ -x "$TESTBIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$TESTBIN" --list | sed 's/^/dmemfs_test./')
 else
@@ -193,7 +193,7 @@ add_results() {
 	local l seen=1
 	for l in "$@"; do
 		case $l in
-		PASS:* | FAIL:*) add "$l" ;;
+		PASS:* | FAIL:* | SKIP:*) add "$l" ;;
 		"#"* | MEMORY:*) add "# ${l#\# }" ;;
 		L1-DONE) seen=0 ;;
 		esac
@@ -278,7 +278,8 @@ fi
 # L2's PCI probing switches the device's BAR) can crash L1's KVM vCPU thread,
 # stop the L2 or hang L1 (measurements in vfio-l2.sh).  When the script
 # says RETRY, or L1 dies with that crash or hangs without finishing, a fresh
-# L1 tries again: 3 attempts, each one reported; the last one counts.
+# L1 tries again: 3 attempts, each retried one a SKIP line (listed in the
+# closing summary); the last one counts.
 if [ -n "$VFIO_L2_SCRIPT" ]; then
 	vfio_done=
 	for attempt in 1 2 3; do
@@ -299,7 +300,8 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 			fi
 		fi
 		if [ -n "$retry" ] && [ "$attempt" -lt 3 ]; then
-			add "# vfio-l2 attempt $attempt of 3 retried (console: l1-vfio-l2-attempt$attempt-console.log): $(printf '%s' "$retry" | cut -c1-300)"
+			# a skip, not a comment: the closing summary lists every retry
+			add "SKIP: nested.vfio-l2-attempt$attempt: retried (console: l1-vfio-l2-attempt$attempt-console.log): $(printf '%s' "$retry" | cut -c1-300)"
 			continue
 		fi
 		add_results "${vgot[@]}" && vfio_done=1
@@ -313,7 +315,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 fi
 
 for e in "${expected[@]}"; do
-	printf '%s\n' "${lines[@]}" | grep -Eq "^(PASS|FAIL): $(printf '%s' "$e" | sed 's/[.[\*^$/]/\\&/g')(:|\$)" ||
+	printf '%s\n' "${lines[@]}" | grep -Eq "^(PASS|FAIL|SKIP): $(printf '%s' "$e" | sed 's/[.[\*^$/]/\\&/g')(:|\$)" ||
 		add "FAIL: $e: no result ($why)"
 done
 bad=$(tr -d '\r' < "$work/test-console.log" |

@@ -1,6 +1,7 @@
 #!/bin/bash
 # In-L1 checks of dmemfs-hook on a real dmemfs (kernel trunk, 2 NUMA nodes with
-# dmem).  Prints "PASS: name" / "FAIL: name: reason" lines; exits 0.
+# dmem).  Prints "PASS: name" / "FAIL: name: reason" / "SKIP: name: reason"
+# lines; exits 1 if any check failed, else 0.
 #
 #   DMEMFS_2M_MOUNT  dmemfs mounted with pagesize=2M      (required)
 #   DMEMFS_1G_MOUNT  dmemfs mounted with pagesize=1G      (optional)
@@ -19,16 +20,17 @@ MiB=$((1 << 20))
 UUID=d7e5a1c2-6b3f-4e8d-9a10-112233445566
 UUID1G=d7e5a1c2-6b3f-4e8d-9a10-1122334455aa
 
+failed=0
 pass() { echo "PASS: l1-hook: $1"; }
-fail() { echo "FAIL: l1-hook: $1: $2"; }
+fail() { echo "FAIL: l1-hook: $1: $2"; failed=1; }
 free_of() { cat "$SYSFS/node$1/free_bytes" 2>/dev/null || echo 0; }
 
-if [ ! -x "$HOOK" ]; then fail setup "no dmemfs-hook in $BIN"; exit 0; fi
+if [ ! -x "$HOOK" ]; then fail setup "no dmemfs-hook in $BIN"; exit 1; fi
 if [ -z "$M2" ] || [ "$(stat -f -c %t "$M2" 2>/dev/null)" != 2ace90c6 ]; then
-	fail setup "DMEMFS_2M_MOUNT='$M2' is not a dmemfs mount"; exit 0
+	fail setup "DMEMFS_2M_MOUNT='$M2' is not a dmemfs mount"; exit 1
 fi
 if [ ! -d "$SYSFS/node0" ] || [ ! -d "$SYSFS/node1" ]; then
-	fail setup "$SYSFS/node0 and node1 needed"; exit 0
+	fail setup "$SYSFS/node0 and node1 needed"; exit 1
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -132,6 +134,6 @@ if [ -n "$M1G" ] && [ "$(free_of 1)" -ge $((2 << 30)) ]; then
 	fi
 	"$HOOK" l1-dmemfs release end - < "$tmp/g.xml"
 else
-	echo "PASS: l1-hook: 1G pages (skipped: no 1G mount or < 2 GiB free on node 1)"
+	echo "SKIP: l1-hook: 1G pages: no 1G mount or < 2 GiB free on node 1"
 fi
-exit 0
+exit $failed

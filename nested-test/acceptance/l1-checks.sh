@@ -23,14 +23,15 @@ ADM_MIB=${ACC_ADM_CELL_MIB:-auto}
 C0=64 C1=128 # the acceptance guest: cell 0 64 MiB on node 0, cell 1 128 MiB on node 1
 T0=$SECONDS
 
+failed=0
 pass() { echo "PASS: accept.$1${2:+: $2}"; }
-fail() { echo "FAIL: accept.$1: $2"; }
+fail() { echo "FAIL: accept.$1: $2"; failed=1; }
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
 	admission refuse-unservable reconnect soak soak-dmesg cleanup)
 skip_all() {
 	local c
 	for c in "${CHECKS[@]}"; do [ "$c" = setup ] || fail "$c" "not run ($1)"; done
-	exit 0
+	exit 1
 }
 
 # ---- setup
@@ -336,4 +337,5 @@ if back_to_base && [ -z "$left" ] && [ -z "$(libvirtd_pid)" ]; then
 else
 	fail cleanup "$(base_why); files left: ${left:-none}; libvirtd pid '$(libvirtd_pid)'"
 fi
-exit 0
+# non-zero if and only if a check failed
+exit $failed

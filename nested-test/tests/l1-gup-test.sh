@@ -15,8 +15,14 @@ dmesg_mark=$(dmesg | wc -l)
 mnt4k=/run/dmemfs/4K
 mkdir -p "$mnt4k" && mount -t dmemfs -o pagesize=4K none "$mnt4k"
 rc_all=0
-for spec in "4K:$mnt4k:8" "2M:${DMEMFS_2M_MOUNT}:8" "1G:${DMEMFS_1G_MOUNT}:1024"; do
+for spec in "4K:$mnt4k:8" "2M:${DMEMFS_2M_MOUNT:-}:8" "1G:${DMEMFS_1G_MOUNT:-}:1024"; do
 	IFS=: read -r ps mnt mib <<< "$spec"
+	# on anything but dmemfs every line below would pass for nothing
+	if [ -z "$mnt" ] || [ "$(stat -f -c %t "$mnt" 2> /dev/null)" != 2ace90c6 ]; then
+		fail "$ps mount" "'$mnt' is not a dmemfs mount"
+		rc_all=1
+		continue
+	fi
 	f=$mnt/gup-test
 	for op in -u -a -b -L -U; do
 		truncate -s "${mib}M" "$f"
