@@ -4,7 +4,8 @@
 #   make userspace     build/bin/dmemfs-hook, build/bin/qemu-memdev-wrapper
 #   make unit          unit tests, human-readable
 #   make test-unit     unit tests as PASS:/FAIL: lines in $(RESULTS)/unit.results
-#   make fuzz          libFuzzer runs, FUZZ_TIME seconds each (default 30)
+#   make fuzz          libFuzzer runs, FUZZ_TIME seconds each (default 30), and
+#                      10^6 inputs to the kernel's dmem= parser (kernel/fuzz/)
 #   make install       PREFIX (/usr/local), DESTDIR, SYSCONFDIR (/etc)
 
 TOP     ?= $(abspath .)
@@ -106,7 +107,16 @@ $(US_FUZZ)/fuzz-rewrite: $(TOP)/qemu-memdev-wrapper/fuzz/fuzz-rewrite.c $(US_LIB
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(US_FUZZ_FLAGS) -o $@ $^ $(US_PKG_LIBS)
 
-fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite
+# the kernel's dmem= parser, copied out of the patched tree (kernel/fuzz/)
+$(US_FUZZ)/dmem-param-extract.c: $(TOP)/kernel/fuzz/extract.sh $(wildcard $(TOP)/kernel/patches/*.patch)
+	@mkdir -p $(dir $@)
+	@$(TOP)/kernel/build.sh tree > /dev/null
+	@$(TOP)/kernel/fuzz/extract.sh $(BUILD)/linux > $@.tmp && mv $@.tmp $@
+$(US_FUZZ)/fuzz-dmem-param: $(TOP)/kernel/fuzz/fuzz-dmem-param.c $(TOP)/kernel/fuzz/kshim.h $(US_FUZZ)/dmem-param-extract.c
+	$(FUZZ_CC) -std=gnu11 -g -O1 -Wall -Werror -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -I$(TOP)/kernel/fuzz -I$(US_FUZZ) -o $@ $<
+
+fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite $(US_FUZZ)/fuzz-dmem-param
 	@rm -rf $(US_FUZZ)/corpus-plan $(US_FUZZ)/corpus-rewrite
 	@mkdir -p $(US_FUZZ)/corpus-plan $(US_FUZZ)/corpus-rewrite $(US_FUZZ)/artifacts
 	@cp $(TOP)/libvirt-hook/tests/fixtures/*.xml $(US_FUZZ)/corpus-plan/
@@ -118,7 +128,14 @@ fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite
 	    -artifact_prefix=$(US_FUZZ)/artifacts/$$f- $(US_FUZZ)/corpus-$$f > $(US_FUZZ)/$$f.log 2>&1 \
 	    || { rc=1; echo "fuzz-$$f: FAILED, see $(US_FUZZ)/$$f.log"; }; \
 	  grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs)' $(US_FUZZ)/$$f.log | tail -2; \
-	done; exit $$rc
+	done; \
+	echo "== fuzz-dmem-param (10^6 inputs)"; rm -rf $(US_FUZZ)/corpus-dmem; mkdir -p $(US_FUZZ)/corpus-dmem; \
+	n=0; while IFS= read -r s; do n=$$((n + 1)); printf '%s' "$$s" > $(US_FUZZ)/corpus-dmem/seed$$n; \
+	done < $(TOP)/kernel/fuzz/seeds.txt; \
+	$(US_FUZZ)/fuzz-dmem-param -runs=1000000 -max_len=64 -artifact_prefix=$(US_FUZZ)/artifacts/dmem- \
+	  $(US_FUZZ)/corpus-dmem > $(US_FUZZ)/dmem.log 2>&1 || { rc=1; echo "fuzz-dmem-param: FAILED, see $(US_FUZZ)/dmem.log"; }; \
+	grep -E '^Done [0-9]+ runs' $(US_FUZZ)/dmem.log | tail -1; \
+	exit $$rc
 
 # ---- install ----------------------------------------------------------------
 US_AA_LOCAL := $(DESTDIR)/etc/apparmor.d/local/abstractions
