@@ -8,6 +8,9 @@
 #       the trunk checks: dmemfs_test, KUnit results, MemTotal and memmap
 #       accounting against the --base boot, every $TOP/*/tests/l1-*.sh (with
 #       DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT set), and a final kernel log scan
+#   l1-trunk.sh --boot-check --base=...
+#       only the reservation and its accounting, against l1.want=N:BYTES,...
+#       on the kernel command line (nested-test/boot-matrix.sh)
 #
 # Result lines ("PASS: name", "FAIL: name: reason", "# comment", and the
 # final "L1-DONE") go to the results channel /dev/ttyS1, which carries no
@@ -20,6 +23,7 @@ base='' mode=full
 for a in "$@"; do
 	case $a in
 	--meminfo-only) mode=meminfo ;;
+	--boot-check) mode=boot ;;
 	--build=*) build=${a#--build=} ;;
 	--base=*) base=${a#--base=} ;;
 	*) echo "l1-trunk: unknown argument $a" ;;
@@ -74,6 +78,7 @@ tap_results() {
 	' "$2" | while IFS= read -r l; do res "$l"; done
 }
 
+if [ "$mode" = full ]; then
 # ---- dmemfs_test (kselftest harness, TAP on stdout)
 log=/tmp/dmemfs_test.log
 bin=$build/guest/dmemfs_test
@@ -134,6 +139,8 @@ suites=$(ls -d /sys/kernel/debug/kunit/*/ 2> /dev/null | wc -l)
 check kunit.all-suites-ok "$suites suites in debugfs (want dmem_parse, dmem_alloc and more); not ok in:${others_bad:- none}" \
 	[ -z "$others_bad" -a -r /sys/kernel/debug/kunit/dmem_parse/results -a -r /sys/kernel/debug/kunit/dmem_alloc/results ]
 
+fi # mode full
+
 # ---- dmem= reservation versus MemTotal and the memmap
 reserved_bytes=0
 for f in /sys/kernel/mm/dmem/node*/total_bytes; do
@@ -155,6 +162,12 @@ for w in $(cat /proc/cmdline); do
 	dmem=*) s=${w#dmem=}; s=${s#!}; want=$((want + $(to_bytes "${s%%:*}") * nodes)) ;;
 	esac
 done
+# the boot matrix says per node what each form must reserve (l1.want=N:BYTES,...)
+wantspec=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.want=//p')
+if [ "$mode" = boot ]; then
+	want=0
+	for nw in ${wantspec//,/ }; do want=$((want + ${nw#*:})); done
+fi
 res "# dmem: reserved ${reserved_bytes} bytes (sysfs total_bytes), command line asks ${want} (${nodes} nodes); kernel's own memmap_saved_bytes: $(cat /sys/kernel/mm/dmem/memmap_saved_bytes 2>/dev/null || echo none); $(grep -m1 'Kernel code' /proc/iomem | tr -s ' ')"
 check l1.dmem-reserved "sysfs total ${reserved_bytes} bytes, command line asks ${want}" \
 	[ "$reserved_bytes" -gt 0 -a "$reserved_bytes" -eq "$want" ]
@@ -167,7 +180,7 @@ done
 kaslr=on
 grep -qw nokaslr /proc/cmdline && kaslr=off
 check l1.dmem-requested-per-node "KASLR $kaslr:${short:- every node got what it asked}" \
-	[ -z "$short" -a -d /sys/kernel/mm/dmem/node0 -a "$kaslr" = on ]
+	[ -z "$short" -a "$reserved_bytes" -gt 0 -a "$kaslr" = on ]
 
 if [ -n "$base" ]; then
 	IFS=: read -r b_memtotal b_present b_phys b_reserved <<< "$base"
@@ -189,6 +202,21 @@ if [ -n "$base" ]; then
 		[ "$reserved_bytes" -gt 0 -a "$memmap_saved" -ge $((memmap_expect - slack)) -a "$memmap_saved" -le $((memmap_expect + slack)) ]
 else
 	fail l1.memtotal-shrinks "no baseline boot (--base)"
+fi
+
+# ---- --boot-check: each node against what the form asks, then done
+if [ "$mode" = boot ]; then
+	for nw in ${wantspec//,/ }; do
+		n=${nw%%:*} w=${nw#*:} d=/sys/kernel/mm/dmem/node${nw%%:*}
+		t=$(cat "$d/total_bytes" 2> /dev/null || echo 0)
+		r=$(cat "$d/requested_bytes" 2> /dev/null || echo 0)
+		check "boot.node$n" "node$n reserved $t B, requested_bytes $r B, the form asks $w B" \
+			[ "$t" = "$w" -a "$r" = "$w" ]
+	done
+	[ -n "$wantspec" ] || fail boot.want "no l1.want= on the kernel command line"
+	finished=1
+	res "L1-DONE"
+	exit 0
 fi
 
 # ---- tests of the other parts of the tree

@@ -109,3 +109,17 @@ test-nested: test-kernel test-unit test-capacity
 	  blocked="$${blocked:+$$blocked; }guest build failed (build/results/guest-build.log)"; \
 	NESTED_BLOCKED="$$blocked" $(TOP)/nested-test/run-l1.sh || true; \
 	[ -s $(RESULTS)/nested.results ] || echo "FAIL: nested: run-l1.sh wrote no results" > $(RESULTS)/nested.results
+
+# ---- the dmem= boot matrix: every form, several boots each, KASLR on
+.PHONY: boot-matrix test-boot
+boot-matrix: kernel guest
+	@$(TOP)/nested-test/boot-matrix.sh
+	@cat $(RESULTS)/boot.results
+TEST_STEPS += test-boot
+# after the trunk run: one L1 at a time
+test-boot: test-nested
+	@mkdir -p $(RESULTS); \
+	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
+	  $(TOP)/nested-test/boot-matrix.sh > $(BUILD)/boot-matrix.log 2>&1 || true; \
+	else echo "FAIL: boot: not run (kernel build failed)" > $(RESULTS)/boot.results; fi; \
+	[ -s $(RESULTS)/boot.results ] || echo "FAIL: boot: the matrix wrote no results" > $(RESULTS)/boot.results

@@ -48,6 +48,8 @@ typedef struct {
 	cap_source ram_src;
 	uint64_t dmem_total;    /* dmem reserved on the node */
 	uint64_t dmem_requested; /* live: what dmem= asked of it (0: not known) */
+	uint64_t dmem_pinned;   /* live: pinned by devices and KVM */
+	uint64_t dmem_poisoned; /* live: quarantined after memory errors */
 	uint64_t dmem_free;
 	uint64_t dmem_used;
 	cap_source dmem_src;
@@ -178,6 +180,7 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 void cap_report_clear(cap_report *r);
 char *cap_report_table(const cap_report *r);
 char *cap_report_json(const cap_report *r);
+char *cap_report_prometheus(const cap_report *r);
 char *cap_report_svg(const cap_report *r);
 
 #endif

@@ -102,6 +102,8 @@ static void scan_nodes(cap_host *h, const char *dir, bool dmem)
 			g_autofree char *f = g_build_filename(sub, "free_bytes", NULL);
 			g_autofree char *u = g_build_filename(sub, "used_bytes", NULL);
 			g_autofree char *rq = g_build_filename(sub, "requested_bytes", NULL);
+			g_autofree char *pn = g_build_filename(sub, "pinned_bytes", NULL);
+			g_autofree char *po = g_build_filename(sub, "poisoned_bytes", NULL);
 
 			if (read_u64(t, 10, &n->dmem_total) == 0) {
 				n->dmem_src = CAP_SRC_MEASURED;
@@ -111,6 +113,10 @@ static void scan_nodes(cap_host *h, const char *dir, bool dmem)
 					n->dmem_used = n->dmem_total - MIN(n->dmem_free, n->dmem_total);
 				if (read_u64(rq, 10, &n->dmem_requested) < 0)
 					n->dmem_requested = 0;
+				if (read_u64(pn, 10, &n->dmem_pinned) < 0)
+					n->dmem_pinned = 0;
+				if (read_u64(po, 10, &n->dmem_poisoned) < 0)
+					n->dmem_poisoned = 0;
 			}
 		} else {
 			g_autofree char *mi = g_build_filename(sub, "meminfo", NULL);

@@ -17,7 +17,7 @@ static const char usage_text[] =
 	"usage: dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]]\n"
 	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
 	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
-	"                     [--libvirt [URI]] [--json] [--svg FILE] [--recommend]\n"
+	"                     [--libvirt [URI]] [--json | --prometheus] [--svg FILE] [--recommend]\n"
 	"Without --host the live host under --root (default /) is read.\n"
 	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).\n";
 
@@ -40,7 +40,7 @@ static void die(int code, const char *fmt, ...)
 typedef struct {
 	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg;
 	GPtrArray *guests, *xmls;
-	bool json, libvirt, recommend;
+	bool json, libvirt, recommend, prometheus;
 	const char *libvirt_uri;
 } opts;
 
@@ -78,6 +78,8 @@ static void parse_args(opts *o, int argc, char **argv)
 			o->json = true;
 		} else if (!strcmp(a, "--recommend")) {
 			o->recommend = true;
+		} else if (!strcmp(a, "--prometheus")) {
+			o->prometheus = true;
 		} else if (!strcmp(a, "--libvirt")) {
 			o->libvirt = true;
 			if (i + 1 < argc && argv[i + 1][0] != '-')
@@ -140,6 +142,8 @@ static void build_host(cap_host *h, const opts *o)
 			    o->dpage_meta);
 		h->dpage_meta = v;
 	}
+	if (o->json && o->prometheus)
+		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
 	if (o->dmem && !o->host)
 		die(CAP_EXIT_USAGE, "--dmem describes a planned host and needs --host");
 	if (o->host) {
@@ -203,7 +207,8 @@ int main(int argc, char **argv)
 			die(CAP_EXIT_ERROR, "--svg: %s", ge->message);
 	}
 	{
-		g_autofree char *out = o.json ? cap_report_json(&rep) : cap_report_table(&rep);
+		g_autofree char *out = o.json ? cap_report_json(&rep) :
+				       o.prometheus ? cap_report_prometheus(&rep) : cap_report_table(&rep);
 
 		fputs(out, stdout);
 	}

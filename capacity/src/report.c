@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The report: a terminal table, JSON and an SVG bar chart. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <glib.h>
@@ -576,5 +577,72 @@ char *cap_report_svg(const cap_report *r)
 		ly += 18;
 	}
 	g_string_append(o, "</svg>\n");
+	return g_string_free(o, FALSE);
+}
+
+/* A label value in the exposition format: backslash, quote and newline escaped. */
+static void plabel(GString *o, const char *v)
+{
+	for (const char *p = v; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			g_string_append_c(o, '\\');
+		if (*p == '\n')
+			g_string_append(o, "\\n");
+		else
+			g_string_append_c(o, *p);
+	}
+}
+
+static void pmetric(GString *o, const char *name, const char *help)
+{
+	g_string_append_printf(o, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/*
+ * node_exporter's textfile collector format (write it to a .prom file in
+ * its --collector.textfile.directory): the pool per node, and how many
+ * guests of each shape fit in each model.
+ */
+char *cap_report_prometheus(const cap_report *r)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} pool[] = {
+		{ "dmem_pool_total_bytes", "dmem reserved on the node", offsetof(cap_node, dmem_total) },
+		{ "dmem_pool_requested_bytes", "what dmem= asked of the node",
+		  offsetof(cap_node, dmem_requested) },
+		{ "dmem_pool_free_bytes", "dmem free on the node", offsetof(cap_node, dmem_free) },
+		{ "dmem_pool_used_bytes", "dmem allocated on the node", offsetof(cap_node, dmem_used) },
+		{ "dmem_pool_pinned_bytes", "dmem pinned by devices and KVM on the node",
+		  offsetof(cap_node, dmem_pinned) },
+		{ "dmem_pool_poisoned_bytes", "dmem quarantined after memory errors on the node",
+		  offsetof(cap_node, dmem_poisoned) },
+	};
+	const cap_host *h = r->host;
+	GString *o = g_string_new(NULL);
+
+	for (size_t k = 0; k < G_N_ELEMENTS(pool); k++) {
+		pmetric(o, pool[k].name, pool[k].help);
+		for (int i = 0; i < h->nnodes; i++) {
+			const cap_node *n = &h->node[i];
+
+			g_string_append_printf(o, "%s{node=\"%d\"} %" G_GUINT64_FORMAT "\n", pool[k].name,
+					       n->id, *(const uint64_t *)((const char *)n + pool[k].off));
+		}
+	}
+	pmetric(o, "dmem_capacity_reserve_bytes", "host reserve that every model leaves");
+	g_string_append_printf(o, "dmem_capacity_reserve_bytes %" G_GUINT64_FORMAT "\n", h->reserve);
+	pmetric(o, "dmem_capacity_guests", "guests of the shape that fit per host in the model");
+	for (int s = 0; s < r->nshapes; s++) {
+		for (int m = 0; m < CAP_M_COUNT; m++) {
+			if (!r->present[m])
+				continue;
+			g_string_append(o, "dmem_capacity_guests{shape=\"");
+			plabel(o, r->shapes[s]->name);
+			g_string_append_printf(o, "\",model=\"%s\"} %" G_GUINT64_FORMAT "\n", r->models[m].key,
+					       r->fits[s * CAP_M_COUNT + m].per_host);
+		}
+	}
 	return g_string_free(o, FALSE);
 }

@@ -812,6 +812,43 @@ static void test_cli_table_live(void)
 	g_assert_null(strstr(out2, "node1: this boot"));
 }
 
+/* --prometheus: node_exporter's textfile format, from the live pool */
+static void test_cli_prometheus(void)
+{
+	g_autofree char *root_dir = fake_root(true);
+	const char *args[] = { "--root", root_dir, "--guest", "4G", "--prometheus", NULL };
+	const char *both[] = { "--root", root_dir, "--json", "--prometheus", NULL };
+	g_autofree char *pn = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/pinned_bytes", NULL);
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	g_auto(GStrv) lines = NULL;
+	int samples = 0;
+
+	g_assert_true(g_file_set_contents(pn, "2097152\n", -1, NULL));
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	if (!out)
+		return;
+	g_assert_nonnull(strstr(out, "\ndmem_pool_total_bytes{node=\"0\"} 257698037760\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_pool_free_bytes{node=\"0\"} 214748364800\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"0\"} 2097152\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"1\"} 0\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_capacity_guests{shape=\"4G\",model=\"dmem-free\"} 110\n"));
+	g_assert_nonnull(strstr(out, "# TYPE dmem_pool_poisoned_bytes gauge\n"));
+	/* every sample line is NAME{LABELS} VALUE, every metric has HELP and TYPE */
+	lines = g_strsplit(out, "\n", -1);
+	for (int i = 0; lines[i]; i++) {
+		if (!*lines[i] || g_str_has_prefix(lines[i], "# HELP ") ||
+		    g_str_has_prefix(lines[i], "# TYPE "))
+			continue;
+		g_assert_true(g_regex_match_simple("^[a-z_]+(\\{[a-z]+=\"[^\"]*\"(,[a-z]+=\"[^\"]*\")*\\})? [0-9]+$",
+						   lines[i], 0, 0));
+		samples++;
+	}
+	g_assert_cmpint(samples, ==, 6 * 2 + 1 + 8);
+	g_assert_cmpint(run_cli(both, &out2, &err2), ==, 2);
+	g_assert_nonnull(strstr(err2, "--json and --prometheus exclude each other"));
+	g_unlink(pn);
+}
+
 static void test_cli_svg(void)
 {
 	g_autofree char *xml = write_tmp("odd.xml", "<domain><name>a&amp;b&lt;c\"</name>"
@@ -954,6 +991,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/capacity/cli/table-planning", test_cli_table);
 	g_test_add_func("/capacity/cli/recommend", test_cli_recommend);
+	g_test_add_func("/capacity/cli/prometheus", test_cli_prometheus);
 	g_test_add_func("/capacity/cli/table-live", test_cli_table_live);
 	g_test_add_func("/capacity/cli/json-planning", test_cli_json_planning);
 	g_test_add_func("/capacity/cli/json-live", test_cli_json_live);
