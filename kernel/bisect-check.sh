@@ -28,6 +28,17 @@ for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
 		echo "PASS: bisect: $(printf %04d $n) $subj (no C files)"
 		continue
 	fi
+	# the decompressor (arch/x86/boot) has no single-object targets in
+	# kbuild: it builds only as part of bzImage.  Where the code at this
+	# patch is the tip's, kernel/build.sh's bzImage is that build.
+	if printf '%s\n' $objs | grep '^arch/x86/boot/' > /dev/null; then
+		if git -C "$tree" diff --quiet "$c" HEAD -- '*.c' '*.h' '*.S' '*Makefile*' '*Kconfig*' &&
+		   [ -s "$top/build/bzImage" ]; then
+			echo "PASS: bisect: $(printf %04d $n) $subj (code as at the tip: built as kernel/build.sh's bzImage)"
+			continue
+		fi
+		objs=bzImage
+	fi
 	# the full configuration at every step: an early patch's Kconfig
 	# would otherwise drop the options of later ones for good
 	cp "$tree/.config" "$obj/.config"

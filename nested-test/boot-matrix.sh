@@ -29,6 +29,7 @@ out=$RESULTS/boot.results
 work=$BUILD/boot-matrix
 mkdir -p "$RESULTS"
 rm -rf "$work"
+mkdir -p "$work"
 : > "$out"
 for f in "${forms[@]}"; do
 	IFS='|' read -r name dmem want <<< "$f"
@@ -38,7 +39,7 @@ for f in "${forms[@]}"; do
 			L1_SCRIPT=$TOP/nested-test/l1-trunk.sh "$TOP/nested-test/run-l1.sh" > "$r.log" 2>&1
 		sed -n -E "s/^(PASS|FAIL|SKIP): /\\1: boot.$name.$b: /p" "$r/nested.results" >> "$out"
 		echo "[boot-matrix] dmem=$dmem boot $b: $(grep -c '^PASS' "$r/nested.results" 2> /dev/null) passed," \
-			"$(grep -c '^FAIL' "$r/nested.results" 2> /dev/null) failed; $(grep -o 'Kernel code.*' "$r/nested.results" | head -1)" >&2
+			"$(grep -c '^FAIL' "$r/nested.results" 2> /dev/null) failed; kernel image at $(grep -o '[0-9a-f]*-[0-9a-f]* : Kernel code' "$r/nested.results" | head -1 | cut -d' ' -f1)" >&2
 	done
 done
 [ -s "$out" ] || echo "FAIL: boot: the matrix wrote no results" > "$out"
