@@ -21,8 +21,8 @@
  *             the D that the host booted with (live) or --dmem gave: the
  *             host lives on P - D - metadata, which should cover R.
  *
- * R is --reserve, else on a live host with dmem each node's MemTotal (what
- * the booted host keeps for itself), else a 4 GiB default.
+ * R is --reserve, else on a live host with dmem what each node keeps outside
+ * the pool and its metadata as booted, else a 4 GiB default.
  */
 #include <string.h>
 
@@ -87,7 +87,7 @@ uint64_t cap_reserve_share(const cap_host *h, int idx)
 	if (!h->nnodes)
 		return 0;
 	if (h->reserve_measured)
-		return h->node[idx].memtotal;
+		return h->node[idx].reserve;
 	uint64_t share = h->reserve / (uint64_t)h->nnodes;
 
 	return idx == 0 ? share + h->reserve % (uint64_t)h->nnodes : share;
@@ -110,10 +110,13 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D);
+
 /*
- * A live host booted with dmem keeps its MemTotal for itself: without
- * --reserve, that is each node's reserve, so that every model leaves the
- * host what it has now.
+ * A live host booted with dmem keeps for itself what is outside the pool
+ * and its metadata: without --reserve, that is each node's reserve, so
+ * that every model leaves the host what it has now (and the equal-terms
+ * dmem pool is the booted one).
  */
 void cap_host_measure_reserve(cap_host *h)
 {
@@ -122,9 +125,10 @@ void cap_host_measure_reserve(cap_host *h)
 	if (h->reserve_given || !h->live || !h->has_dmem || !h->nnodes)
 		return;
 	for (int i = 0; i < h->nnodes; i++) {
-		if (!h->node[i].has_memtotal)
-			return;
-		t += h->node[i].memtotal;
+		cap_node *n = &h->node[i];
+
+		n->reserve = sub0(n->ram, n->dmem_total + dmem_meta(h, n->ram, n->dmem_total));
+		t += n->reserve;
 	}
 	h->reserve = t;
 	h->reserve_measured = true;

@@ -153,8 +153,8 @@ char *cap_report_table(const cap_report *r)
 	g_string_append_printf(o, "host: %d node%s, RAM %s, dmem %s (dpage %s)\n",
 			       h->nnodes, h->nnodes == 1 ? "" : "s", ram_s, dmem_s, dp_s);
 	if (h->reserve_measured)
-		g_string_append_printf(o, "reserve %s for the host, in every model: each node's MemTotal "
-					  "as booted (measured)\n", res_s);
+		g_string_append_printf(o, "reserve %s for the host, in every model: what each node keeps "
+					  "outside dmem as booted (measured)\n", res_s);
 	else
 		g_string_append_printf(o, "reserve %s for host kernel+QEMU, in every model (%s), split "
 					  "across nodes\n",
