@@ -110,7 +110,11 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D);
+static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D)
+{
+	return cap_memmap_bytes(sub0(P, D)) + cap_dmem_bitmap_bytes(D) +
+	       D / h->dmem_pagesize * h->dpage_meta;
+}
 
 /*
  * A live host booted with dmem keeps for itself what is outside the pool
@@ -138,12 +142,6 @@ void cap_host_measure_reserve(cap_host *h)
 uint64_t cap_dmem_align(const cap_host *h)
 {
 	return MAX(CAP_SECTION, h->dmem_pagesize);
-}
-
-static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D)
-{
-	return cap_memmap_bytes(sub0(P, D)) + cap_dmem_bitmap_bytes(D) +
-	       D / h->dmem_pagesize * h->dpage_meta;
 }
 
 /* The largest dmem pool of node @idx that leaves its reserve share. */
