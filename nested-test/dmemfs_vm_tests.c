@@ -131,41 +131,55 @@ static long fiemap_extents(int fd, int *with_phys)
 	return q.fm.fm_mapped_extents;
 }
 
-/* Another process maps the first half of @path while @p maps all @len. */
-static void smaps_with_second_mapper(struct __test_metadata *_metadata, const char *path,
-				     char *p, size_t len)
+/*
+ * Fork a second mm that maps @len of @path itself (fork does not copy
+ * dmemfs mappings) and reads a byte every @step of its first @touch bytes.
+ * Returns its pid once it has, with *@hold the pipe end that keeps it
+ * there: close it and the child exits 0.  -1 if it could not map.
+ */
+static pid_t second_mapper(const char *path, size_t len, size_t touch, size_t step, int *hold)
 {
-	int up[2], down[2];
+	int h[2], ready[2];
 	char c = 0;
 	pid_t pid;
 
-	ASSERT_EQ(0, pipe(up));
-	ASSERT_EQ(0, pipe(down));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int cfd = open(path, O_RDWR);
-		void *q = cfd < 0 ? MAP_FAILED :
-			  mmap(NULL, len / 2, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
-
-		c = q == MAP_FAILED ? 'x' : 'm';
-		if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1)
-			_exit(2);
-		_exit(0);
+	if (pipe(h))
+		return -1;
+	if (pipe(ready)) {
+		close(h[0]);
+		close(h[1]);
+		return -1;
 	}
-	ASSERT_EQ(1, read(up[0], &c, 1));
-	EXPECT_EQ('m', c) TH_LOG("the second process could not map the file");
-	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Rss"));
-	EXPECT_EQ((long)((len / 4 + len / 2) >> 10), smaps_kb(p, "Pss"));
-	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Shared_Dirty"));
-	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Private_Dirty"));
-	ASSERT_EQ(1, write(down[1], &c, 1));
-	waitpid(pid, NULL, 0);
-	close(up[0]);
-	close(up[1]);
-	close(down[0]);
-	close(down[1]);
+	pid = fork();
+	if (pid == 0) {
+		int cfd = open(path, O_RDWR);
+		char *q = cfd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ, MAP_SHARED, cfd, 0);
+		size_t off;
+
+		if (q == MAP_FAILED)
+			_exit(2);
+		for (off = 0; off < touch; off += step)
+			c = *(volatile char *)(q + off);
+		close(h[1]);
+		close(ready[0]);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(3);
+		_exit(read(h[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(h[0]);
+	close(ready[1]);
+	if (pid > 0 && read(ready[0], &c, 1) != 1) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(ready[0]);
+	if (pid < 0)
+		close(h[1]);
+	else
+		*hold = h[1];
+	return pid;
 }
+
 
 /*
  * smaps: the dpage size as KernelPageSize, and the file's dpages behind
@@ -175,8 +189,9 @@ static void smaps_with_second_mapper(struct __test_metadata *_metadata, const ch
 TEST_F_TIMEOUT(dmemfs, smaps_and_fiemap, 120)
 {
 	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4, len = 2 * k * ps;
+	int fd, phys, hold, status;
 	char path[256];
-	int fd, phys;
+	pid_t pid;
 	char *p;
 
 	fd = open_file(_metadata, self->dir, "smaps", len);
@@ -201,7 +216,15 @@ TEST_F_TIMEOUT(dmemfs, smaps_and_fiemap, 120)
 	 * each process's Pss and as shared, the rest stays private here.
 	 */
 	snprintf(path, sizeof(path), "%s/smaps", self->dir);
-	smaps_with_second_mapper(_metadata, path, p, len);
+	pid = second_mapper(path, len / 2, 0, 1, &hold);
+	ASSERT_LT(0, pid) TH_LOG("the second process could not map the file");
+	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Rss"));
+	EXPECT_EQ((long)((len / 4 + len / 2) >> 10), smaps_kb(p, "Pss"));
+	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Shared_Dirty"));
+	EXPECT_EQ((long)((len / 2) >> 10), smaps_kb(p, "Private_Dirty"));
+	close(hold);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	EXPECT_EQ((long)(len >> 10), smaps_kb(p, "Pss"));
 	ASSERT_EQ(0, munmap(p, len));
 	close(fd);
@@ -825,8 +848,8 @@ TEST_F_TIMEOUT(dmemfs, truncate_through_mapped_leaf, 300)
 	size_t ps = variant->ps, len = 4 * ps, cut = ps + ps / 2 + 100;
 	size_t eof_page = (cut + SZ_4K - 1) & ~(SZ_4K - 1), off;
 	size_t below = ps / 2 < SZ_4K ? ps / 2 : SZ_4K, lo = ps + ps / 2 - below;
-	int fd, kfd, hold[2], ready[2], status;
-	char *p, *why, c, path[128];
+	int fd, kfd, hold, status;
+	char *p, *why, path[128];
 	long bad;
 	pid_t pid;
 
@@ -837,32 +860,10 @@ TEST_F_TIMEOUT(dmemfs, truncate_through_mapped_leaf, 300)
 	p = map_fd(_metadata, fd, len);
 	fill_sparse(p, 2 * ps, ps, 23);
 	fill(p + lo, below, 29);	/* just below the cut */
-	ASSERT_EQ(0, pipe(hold));
-	ASSERT_EQ(0, pipe(ready));
 	snprintf(path, sizeof(path), "%s/cut", self->dir);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		/* a second mm that maps the same leaves (fork does not copy) */
-		int cfd = open(path, O_RDWR);
-		char *q = cfd < 0 ? MAP_FAILED :
-			  mmap(NULL, len, PROT_READ, MAP_SHARED, cfd, 0);
-
-		if (q == MAP_FAILED)
-			_exit(2);
-		for (off = 0; off < 2 * ps; off += ps)
-			c = *(volatile char *)(q + off);
-		close(hold[1]);
-		close(ready[0]);
-		c = 1;
-		if (write(ready[1], &c, 1) != 1)
-			_exit(3);
-		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
-	}
-	close(hold[0]);
-	close(ready[1]);
-	ASSERT_EQ(1, read(ready[0], &c, 1)) TH_LOG("the second mapper did not map the file");
-	close(ready[0]);
+	/* a second mm that maps the same leaves */
+	pid = second_mapper(path, len, 2 * ps, ps, &hold);
+	ASSERT_LT(0, pid) TH_LOG("the second mapper did not map the file");
 
 	ASSERT_EQ(0, ftruncate(fd, cut)) TH_LOG("ftruncate to %zu: %s", cut, strerror(errno));
 	bad = check_sparse(p, ps, ps, 23);
@@ -885,7 +886,7 @@ TEST_F_TIMEOUT(dmemfs, truncate_through_mapped_leaf, 300)
 		EXPECT_EQ(-1, bad) TH_LOG("regrown end: nonzero at %ld", bad);
 	}
 
-	close(hold[1]);
+	close(hold);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	ASSERT_EQ(0, munmap(p, len));
