@@ -133,8 +133,9 @@ static int pin_to_node(int node)
 
 /*
  * Kernel log helpers.  kmsg_open() opens /dev/kmsg at its current end;
- * kmsg_bad() then reads every record logged since and returns NULL when
- * none has one of bad_words, else a malloc'd copy of the first such record.
+ * kmsg_scan() then reads every record logged since and returns NULL when
+ * none has one of @words, else a malloc'd copy of the first such record.
+ * It closes @fd.  kmsg_bad() scans for the words of a kernel splat.
  * Markers (kmsg_mark) only help a human reading the console.
  */
 static void kmsg_mark(const char *mark)
@@ -158,7 +159,7 @@ static int kmsg_open(void)
 
 static const char *const bad_words[] = { "WARNING:", "BUG:", "Oops", "Call Trace", NULL };
 
-static char *kmsg_bad(int fd)
+static char *kmsg_scan(int fd, const char *const *words)
 {
 	char rec[8192], *msg;
 	ssize_t n;
@@ -180,8 +181,8 @@ static char *kmsg_bad(int fd)
 		msg = strchr(rec, ';');	/* "prio,seq,ts,flags;message\n" */
 		msg = msg ? msg + 1 : rec;
 		msg[strcspn(msg, "\n")] = 0;
-		for (i = 0; bad_words[i]; i++) {
-			if (strstr(msg, bad_words[i])) {
+		for (i = 0; words[i]; i++) {
+			if (strstr(msg, words[i])) {
 				close(fd);
 				return strdup(msg);
 			}
@@ -189,6 +190,11 @@ static char *kmsg_bad(int fd)
 	}
 	close(fd);
 	return NULL;
+}
+
+static char *kmsg_bad(int fd)
+{
+	return kmsg_scan(fd, bad_words);
 }
 
 /* Pattern helpers: a word depends on the seed and its file offset. */
@@ -317,18 +323,32 @@ static int mounted_with(const char *dir, const char *opt)
 TEST(mount_bad_options_fall_back)
 {
 	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
-	static const char *const bad[] = { "pagesize=8K", "pagesize=3M", "pagesize=0",
-					   "pagesize=junk", "nosuchoption=1", NULL };
+	static const char *const bad[][2] = {
+		{ "pagesize=8K", "dmemfs: unsupported pagesize=8K, using 4K" },
+		{ "pagesize=3M", "dmemfs: unsupported pagesize=3M, using 4K" },
+		{ "pagesize=0", "dmemfs: unsupported pagesize=0, using 4K" },
+		{ "pagesize=2MB", "dmemfs: unsupported pagesize=2MB, using 4K" },
+		{ "pagesize=junk", "dmemfs: unsupported pagesize=junk, using 4K" },
+		{ "nosuchoption=1", "dmemfs: ignoring unknown mount option \"nosuchoption\"" },
+	};
 	char *why;
-	int i, kfd;
+	int kfd;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	kfd = kmsg_open();
-	for (i = 0; bad[i]; i++) {
-		EXPECT_EQ(0, mount("none", dir, "dmemfs", 0, bad[i]))
-			TH_LOG("mount -o %s: %s", bad[i], strerror(errno));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const want[] = { bad[i][1], NULL };
+		int wfd = kmsg_open();
+
+		EXPECT_EQ(0, mount("none", dir, "dmemfs", 0, bad[i][0]))
+			TH_LOG("mount -o %s: %s", bad[i][0], strerror(errno));
 		EXPECT_TRUE(mounted_with(dir, "pagesize=4K"))
-			TH_LOG("mount -o %s did not fall back to pagesize=4K", bad[i]);
+			TH_LOG("mount -o %s did not fall back to pagesize=4K", bad[i][0]);
+		/* the fallback is never silent */
+		why = kmsg_scan(wfd, want);
+		EXPECT_NE(NULL, why) TH_LOG("mount -o %s: no \"%s\" in the kernel log",
+					    bad[i][0], bad[i][1]);
+		free(why);
 		umount(dir);
 	}
 	rmdir(dir);

@@ -10,6 +10,7 @@
 #include <linux/loop.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 
 #ifndef MPOL_PREFERRED_MANY
@@ -57,14 +58,19 @@ static long count_faults(size_t leaf_kb, long *other)
 	return hits;
 }
 
+enum leaf_opt { LEAF_PLAIN, LEAF_NOHUGEPAGE, LEAF_THP_DISABLE };
+
 /*
  * The leaf size is read from the dmemfs_fault tracepoint: VM_PFNMAP
  * mappings are not walked by smaps or pagemap.  One touch per dpage must
- * map exactly one leaf of the dpage size (4K, 2M PMD, 1G PUD).
+ * map exactly one leaf of the dpage size (4K, 2M PMD, 1G PUD), also when
+ * the mapping has MADV_NOHUGEPAGE or the process PR_SET_THP_DISABLE: the
+ * dpage is whole whatever maps it, as on hugetlbfs.
  */
-TEST_F_TIMEOUT(dmemfs, leaf_size, 120)
+static void check_leaves(struct __test_metadata *_metadata, const char *dir, size_t ps,
+			 enum leaf_opt opt)
 {
-	size_t ps = variant->ps, k = ps == SZ_1G ? 1 : 4, len = k * ps, i;
+	size_t k = ps == SZ_1G ? 1 : 4, len = k * ps, i;
 	long hits, other;
 	char *p;
 	int fd;
@@ -74,19 +80,42 @@ TEST_F_TIMEOUT(dmemfs, leaf_size, 120)
 	ASSERT_EQ(0, write_str(TRACING "/events/dmem/dmemfs_fault/enable", "1"))
 		TH_LOG("cannot enable the dmem:dmemfs_fault tracepoint");
 	ASSERT_EQ(0, write_str(TRACING "/trace", ""));
-	fd = open_file(_metadata, self->dir, "leaf", len);
+	fd = open_file(_metadata, dir, "leaf", len);
 	p = map_fd(_metadata, fd, len);
 	EXPECT_EQ(0, (uintptr_t)p % ps) TH_LOG("mmap(NULL) not %zu-aligned: %p", ps, p);
+	if (opt == LEAF_NOHUGEPAGE)
+		ASSERT_EQ(0, madvise(p, len, MADV_NOHUGEPAGE)) TH_LOG("%s", strerror(errno));
+	if (opt == LEAF_THP_DISABLE)
+		ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < k; i++)
 		p[i * ps + ps / 2] = 1;
 	write_str(TRACING "/events/dmem/dmemfs_fault/enable", "0");
+	if (opt == LEAF_THP_DISABLE)
+		prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
 	hits = count_faults(ps >> 10, &other);
 	EXPECT_EQ((long)k, hits) TH_LOG("%ld faults mapped %zuK leaves, %ld others", hits,
 					ps >> 10, other);
 	EXPECT_EQ(0, other);
 	ASSERT_EQ(0, munmap(p, len));
 	close(fd);
-	unlink_in(_metadata, self->dir, "leaf");
+	unlink_in(_metadata, dir, "leaf");
+}
+
+TEST_F_TIMEOUT(dmemfs, leaf_size, 120)
+{
+	check_leaves(_metadata, self->dir, variant->ps, LEAF_PLAIN);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, leaf_size_madv_nohugepage, 120)
+{
+	check_leaves(_metadata, self->dir, variant->ps, LEAF_NOHUGEPAGE);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+TEST_F_TIMEOUT(dmemfs, leaf_size_thp_disabled, 120)
+{
+	check_leaves(_metadata, self->dir, variant->ps, LEAF_THP_DISABLE);
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
@@ -984,4 +1013,110 @@ TEST(mount_size_limit)
 	expect_baseline(_metadata, &base, "after umount");
 	why = kmsg_bad(kfd);
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
+
+/*
+ * Long calls yield the CPU.  A sampler thread at SCHED_FIFO, on the CPU
+ * the test runs on, wakes every millisecond and counts.  Under voluntary
+ * preemption it only gets the CPU where the kernel yields
+ * (cond_resched()), so a call that zeroes or frees a GiB without yielding
+ * lets it count nothing until the call returns.  Each call below that
+ * runs for long enough to tell (100 ms or more) must let it count at least
+ * once per 50 ms: a loose bound on a thread that asks for the CPU every
+ * millisecond, not a speed.
+ */
+struct sampler {
+	volatile long ticks;
+	volatile int stop;
+	int cpu, err;
+};
+
+static void *sampler_fn(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct timespec ms = { 0, 1000000 };
+	struct sampler *s = arg;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(s->cpu, &set);
+	s->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (!s->err)
+		s->err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	while (!s->err && !s->stop) {
+		nanosleep(&ms, NULL);
+		s->ticks++;
+	}
+	return NULL;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+enum yield_op { Y_FALLOCATE, Y_PUNCH, Y_TRUNCATE, Y_NR };
+static const char *const yield_op_name[Y_NR] = { "fallocate", "punch hole", "truncate" };
+
+static int yield_op(int fd, enum yield_op op, size_t len)
+{
+	switch (op) {
+	case Y_FALLOCATE:
+		return fallocate(fd, 0, 0, len);
+	case Y_PUNCH:	/* frees the inner dpages, zeroes the parts at the ends */
+		return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, SZ_4K,
+				 len - 2 * SZ_4K);
+	default:
+		return ftruncate(fd, 0);
+	}
+}
+
+TEST_F_TIMEOUT(dmemfs, long_calls_yield, 600)
+{
+	size_t ps = variant->ps, len;
+	struct sampler s = { .cpu = node_cpu(0) };
+	unsigned long node0 = 1;
+	long checked = 0;
+	pthread_t th;
+	int fd, op;
+
+	/* 512 MiB (1 GiB of 1G dpages): long enough to tell under TCG */
+	len = ps == SZ_1G ? SZ_1G : 512UL << 20;
+	ASSERT_LE(len, self->base.free[0]) TH_LOG("node0: %lu bytes free", self->base.free[0]);
+	ASSERT_LE(0, s.cpu);
+	ASSERT_EQ(0, pin_to_node(0));
+	ASSERT_EQ(0, syscall(__NR_set_mempolicy, MPOL_BIND, &node0, 64));
+	fd = open_file(_metadata, self->dir, "long", len);
+	ASSERT_EQ(0, pthread_create(&th, NULL, sampler_fn, &s));
+	usleep(20000);
+	ASSERT_EQ(0, s.err) TH_LOG("sampler: %s", strerror(s.err));
+	ASSERT_LT(0, s.ticks);
+
+	for (op = 0; op < Y_NR; op++) {
+		struct timespec t0;
+		long k0 = s.ticks, k, ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		EXPECT_EQ(0, yield_op(fd, op, len))
+			TH_LOG("%s: %s", yield_op_name[op], strerror(errno));
+		k = s.ticks - k0;
+		ms = ms_since(&t0);
+		TH_LOG("%s of %zu MiB: %ld ms, the sampler ran %ld times", yield_op_name[op],
+		       len >> 20, ms, k);
+		if (ms < 100)
+			continue;
+		checked++;
+		EXPECT_LE(ms / 50, k) TH_LOG("%s did not yield the CPU", yield_op_name[op]);
+		usleep(10000);
+	}
+	s.stop = 1;
+	pthread_join(th, NULL);
+	/* zeroing at least one GiB or 512 MiB takes 100 ms anywhere */
+	EXPECT_LT(0, checked) TH_LOG("no call ran long enough to check");
+	close(fd);
+	unlink_in(_metadata, self->dir, "long");
+	expect_baseline(_metadata, &self->base, "after unlink");
 }

@@ -17,7 +17,8 @@
  *
  * alloc.poison_while_allocating injects into a 1G dpage that a fault is
  * still zeroing, before the file holds it, and checks that the bad page is
- * never mapped.
+ * never mapped.  alloc.search_passes_busy_files checks that the search for
+ * a bad page's owner does not wait for another file's long fallocate().
  *
  * Each test leaves one 4 KiB page of its node poisoned for good, so the
  * runner (nested-test/l1-trunk.sh) runs this program last.
@@ -387,6 +388,109 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 	close(fd);
 	unlink(path);
 	EXPECT_EQ(free0 - SZ_4K, node_stat(0, "free"));
+	signal(SIGBUS, SIG_DFL);
+}
+
+struct filler {
+	int fd, err;
+	size_t len;
+	volatile int started, done;
+};
+
+static void *fallocate_on_node1(void *arg)
+{
+	struct filler *f = arg;
+
+	f->err = bind_to(1) ? errno : 0;
+	f->started = 1;
+	if (!f->err && fallocate(f->fd, 0, 0, f->len))
+		f->err = errno;
+	f->done = 1;
+	return NULL;
+}
+
+/* A dmemfs instance in a fresh directory under /tmp; its path in @dir. */
+static int mount_tmp(char *dir, const char *opts)
+{
+	strcpy(dir, "/tmp/hwpoison-mnt.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	if (!mount("none", dir, "dmemfs", 0, opts))
+		return 0;
+	rmdir(dir);
+	return -1;
+}
+
+/*
+ * memory_failure() runs under one host-wide mutex.  Its search for the
+ * owner of a bad page must not wait for the files it passes: a long
+ * fallocate() of another tenant's file (which holds that file's
+ * invalidate lock) would stall every memory error on the host.  The busy
+ * file, on node 1 in a 2M instance, is filled while an error lands in a
+ * 4K file on node 0 of an instance mounted earlier (the search visits the
+ * busy one first).  The injection must return while the fallocate()
+ * still runs, and the bad page must be marked: reading it gets SIGBUS.
+ */
+TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	char busy_dir[64], bad_dir[64], busy[96], bad[96];
+	uint64_t free1, pois0, phys, val;
+	struct filler f = { 0 };
+	int fd, in_window;
+	pthread_t th;
+	uint8_t *p;
+
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	/* iterate_supers_type() visits the newest instance first */
+	ASSERT_EQ(0, mount_tmp(bad_dir, "pagesize=4K")) TH_LOG("mount 4K: %s", strerror(errno));
+	ASSERT_EQ(0, mount_tmp(busy_dir, "pagesize=2M")) TH_LOG("mount 2M: %s", strerror(errno));
+	snprintf(busy, sizeof(busy), "%s/busy", busy_dir);
+	snprintf(bad, sizeof(bad), "%s/victim", bad_dir);
+	free1 = node_stat(1, "free");
+	pois0 = node_stat(0, "poisoned");
+	f.len = (free1 < SZ_1G ? free1 : SZ_1G) & ~(SZ_2M - 1);
+	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node1: %lu bytes free", free1);
+
+	ASSERT_EQ(0, bind_to(0));
+	fd = open(bad, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, 2 * SZ_4K));
+	phys = phys_of(fd, SZ_4K);
+	ASSERT_NE(0, phys);
+
+	f.fd = open(busy, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, f.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
+	/* two dpages out of the pool: the first is in the file */
+	while (!f.done && node_stat(1, "free") + 2 * SZ_2M > free1)
+		;
+	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	in_window = !f.done;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
+	TH_LOG("error at pfn %#lx handled %s the %zu MiB fallocate ended", phys / SZ_4K,
+	       in_window ? "before" : "after", f.len >> 20);
+	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for another file's fallocate");
+	EXPECT_EQ(pois0 + SZ_4K, node_stat(0, "poisoned"));
+
+	p = mmap(NULL, 2 * SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)p, &val));
+	EXPECT_EQ(0, val);
+	EXPECT_EQ(-1, read_or_sigbus((volatile uint64_t *)(p + SZ_4K), &val))
+		TH_LOG("the bad page is mapped");
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	munmap(p, 2 * SZ_4K);
+	close(fd);
+	close(f.fd);
+	unlink(bad);
+	unlink(busy);
+	EXPECT_EQ(free1, node_stat(1, "free"));
+	umount(bad_dir);
+	umount(busy_dir);
+	rmdir(bad_dir);
+	rmdir(busy_dir);
 	signal(SIGBUS, SIG_DFL);
 }
 
