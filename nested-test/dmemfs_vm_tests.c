@@ -20,19 +20,6 @@
 #define MADV_POPULATE_WRITE	23
 #endif
 
-#define TRACING		"/sys/kernel/tracing"
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
 
 /* Count the dmemfs_fault events in the trace buffer that mapped @leaf_kb. */
 static long count_faults(size_t leaf_kb, long *other)
@@ -75,11 +62,8 @@ static void check_leaves(struct __test_metadata *_metadata, const char *dir, siz
 	char *p;
 	int fd;
 
-	if (access(TRACING "/trace", F_OK))
-		mount("tracefs", TRACING, "tracefs", 0, NULL);
-	ASSERT_EQ(0, write_str(TRACING "/events/dmem/dmemfs_fault/enable", "1"))
+	ASSERT_EQ(0, dmem_trace("dmemfs_fault", 1))
 		TH_LOG("cannot enable the dmem:dmemfs_fault tracepoint");
-	ASSERT_EQ(0, write_str(TRACING "/trace", ""));
 	fd = open_file(_metadata, dir, "leaf", len);
 	p = map_fd(_metadata, fd, len);
 	EXPECT_EQ(0, (uintptr_t)p % ps) TH_LOG("mmap(NULL) not %zu-aligned: %p", ps, p);
@@ -89,7 +73,7 @@ static void check_leaves(struct __test_metadata *_metadata, const char *dir, siz
 		ASSERT_EQ(0, prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) TH_LOG("%s", strerror(errno));
 	for (i = 0; i < k; i++)
 		p[i * ps + ps / 2] = 1;
-	write_str(TRACING "/events/dmem/dmemfs_fault/enable", "0");
+	dmem_trace("dmemfs_fault", 0);
 	if (opt == LEAF_THP_DISABLE)
 		prctl(PR_SET_THP_DISABLE, 0, 0, 0, 0);
 	hits = count_faults(ps >> 10, &other);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 /* Read one number (strtoull @base) from a sysfs or debugfs file. */
@@ -35,6 +36,37 @@ static inline int read_num(const char *path, int base, uint64_t *val)
 static inline int read_u64(const char *path, uint64_t *val)
 {
 	return read_num(path, 10, val);
+}
+
+#define TRACING		"/sys/kernel/tracing"
+
+/* Write @s to @path (truncating); 0 or -1. */
+static inline int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/*
+ * Turn the trace event dmem/@event on (emptying the trace buffer first)
+ * or off; tracefs is mounted when it is not yet.  0 or -1.
+ */
+static inline int dmem_trace(const char *event, int on)
+{
+	char path[128];
+
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	snprintf(path, sizeof(path), TRACING "/events/dmem/%s/enable", event);
+	if (on && write_str(TRACING "/trace", ""))
+		return -1;
+	return write_str(path, on ? "1" : "0");
 }
 
 #ifdef __KSELFTEST_HARNESS_H

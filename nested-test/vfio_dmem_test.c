@@ -534,6 +534,62 @@ static void unmap(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *se
 					   (unsigned long long)off, (unsigned long long)size, (long long)r);
 }
 
+/*
+ * The dmem:dmem_pin (or dmem_unpin) events in the trace buffer: how many,
+ * and the pages they covered (their nr= fields added up).  -1 if the
+ * buffer cannot be read.
+ */
+static long count_pin_events(const char *event, long *pages)
+{
+	char line[512], want[32];
+	long events = 0;
+	FILE *f;
+
+	*pages = 0;
+	snprintf(want, sizeof(want), " %s: ", event);
+	f = fopen(TRACING "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *nr = strstr(line, want) ? strstr(line, " nr=") : NULL;
+
+		if (nr) {
+			events++;
+			*pages += strtol(nr + 4, NULL, 10);
+		}
+	}
+	fclose(f);
+	return events;
+}
+
+/*
+ * MAP_DMA takes the run of pfns behind each leaf in one step: one pin
+ * per dpage (a 1G dpage: one pin of 262144 pages, not 262144 pins), and
+ * UNMAP_DMA drops each in one step too.
+ */
+TEST_F_TIMEOUT(vfio_dmem, one_pin_per_dpage, 300)
+{
+	long dpages = self->size >> (self->order + 12), n, pages;
+
+	ASSERT_EQ(0, dmem_trace("dmem_pin", 1)) TH_LOG("no dmem:dmem_pin trace event");
+	map_all(_metadata, self);
+	dmem_trace("dmem_pin", 0);
+	n = count_pin_events("dmem_pin", &pages);
+	EXPECT_EQ(dpages, n) TH_LOG("MAP_DMA of %ld dpages: %ld pins", dpages, n);
+	EXPECT_EQ((long)(self->size >> 12), pages);
+	expect_pins(_metadata, self, "after MAP_DMA", self->size, 0, 1);
+
+	ASSERT_EQ(0, dmem_trace("dmem_unpin", 1));
+	unmap(_metadata, self, 0, self->size);
+	dmem_trace("dmem_unpin", 0);
+	n = count_pin_events("dmem_unpin", &pages);
+	EXPECT_EQ(dpages, n) TH_LOG("UNMAP_DMA of %ld dpages: %ld unpins", dpages, n);
+	EXPECT_EQ((long)(self->size >> 12), pages);
+	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
+	drop_file(self);
+	expect_free(_metadata, self, "file removed", 0);
+}
+
 TEST_F_TIMEOUT(vfio_dmem, map_unmap, 300)
 {
 	long long locked0 = vm_locked();
