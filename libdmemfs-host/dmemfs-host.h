@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libdmemfs-host: the code shared by dmemfs-hook and qemu-memdev-wrapper.
+ * libdmemfs-host: the code shared by dmemfs-hook, qemu-memdev-wrapper and
+ * dmem-capacity.
  *
  *  - page sizes and libvirt-syntax NUMA nodesets,
  *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf),
@@ -96,7 +97,10 @@ gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GEr
 typedef struct {
 	guint node;
 	guint64 total_bytes, free_bytes, used_bytes;
-	guint64 requested_bytes; /* what dmem= asked; 0 where the kernel does not say */
+	/* 0 where the kernel does not have the file */
+	guint64 requested_bytes; /* what dmem= asked */
+	guint64 pinned_bytes;    /* pinned by devices and KVM */
+	guint64 poisoned_bytes;  /* quarantined after memory errors */
 } DmemNodeStat;
 
 /* All nodeN directories under root, sorted by node. */

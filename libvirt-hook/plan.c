@@ -660,7 +660,7 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 	if (uuid)
 		g_strstrip(uuid);
 	plan->uuid = dmem_uuid_normalize(uuid);
-	if (!plan->uuid) {
+	if (!plan->uuid && !(opts && opts->no_uuid)) {
 		fail(error, DMEM_ERROR_FAILED, "domain XML has no valid <uuid>");
 		return NULL;
 	}

@@ -28,6 +28,7 @@ typedef struct {
 	gboolean force;        /* --plan: treat as opted in */
 	guint64 pagesize;      /* --pagesize, 0 = from the metadata */
 	gboolean uuid_only;    /* release: uuid and opt-in only */
+	gboolean no_uuid;      /* dmem-capacity: a domain without <uuid> has a shape too */
 } PlanOptions;
 
 /* Largest domain XML we read. */

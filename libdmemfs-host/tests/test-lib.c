@@ -179,16 +179,27 @@ static void test_stats(void)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(GArray) s = NULL;
 	g_autofree char *junk = g_build_filename(t->sysfs, "nodeX", NULL);
+	g_autofree char *pinned = g_build_filename(t->sysfs, "node1", "pinned_bytes", NULL);
+	g_autofree char *poisoned = g_build_filename(t->sysfs, "node1", "poisoned_bytes", NULL);
 	g_autofree char *bad = NULL;
 
 	test_tree_set_node(t, 1, 8ULL << 30, 6ULL << 30);
 	test_tree_set_node(t, 0, 4ULL << 30, 1ULL << 30);
 	g_mkdir(junk, 0755); /* ignored */
+	/* optional files: 0 where the kernel does not have them */
+	test_tree_set_requested(t, 1, 9ULL << 30);
+	g_assert_true(g_file_set_contents(pinned, "2097152\n", -1, NULL));
+	g_assert_true(g_file_set_contents(poisoned, "4096\n", -1, NULL));
 	s = dmem_stats_read(t->sysfs, &e);
 	g_assert_no_error(e);
 	g_assert_cmpuint(s->len, ==, 2);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).node, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).requested_bytes, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).pinned_bytes, ==, 0);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).used_bytes, ==, 2ULL << 30);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).requested_bytes, ==, 9ULL << 30);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).pinned_bytes, ==, 2097152);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).poisoned_bytes, ==, 4096);
 	g_assert_cmpuint(dmem_stats_free(s, 1), ==, 6ULL << 30);
 	g_assert_cmpuint(dmem_stats_free(s, 7), ==, 0);
 	g_clear_pointer(&s, g_array_unref);
