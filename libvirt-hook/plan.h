@@ -28,7 +28,8 @@ typedef struct {
 	gboolean force;        /* --plan: treat as opted in */
 	guint64 pagesize;      /* --pagesize, 0 = from the metadata */
 	gboolean uuid_only;    /* release: uuid and opt-in only */
-	gboolean no_uuid;      /* dmem-capacity: a domain without <uuid> has a shape too */
+	gboolean shape_only;   /* dmem-capacity: the guest's shape only, whatever backs it:
+				* no <uuid> needed, hugepages sized as any memory */
 } PlanOptions;
 
 /* Largest domain XML we read. */

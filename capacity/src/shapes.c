@@ -116,7 +116,7 @@ cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, GError **err
 cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, const char *origin,
 			      GError **error)
 {
-	PlanOptions opts = { .force = TRUE, .pagesize = h->dmem_pagesize, .no_uuid = TRUE };
+	PlanOptions opts = { .force = TRUE, .pagesize = h->dmem_pagesize, .shape_only = TRUE };
 	g_autoptr(DomainPlan) plan = plan_from_xml(xml, len, &opts, error);
 	g_autoptr(cap_shape) s = NULL;
 

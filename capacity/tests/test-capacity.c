@@ -673,6 +673,35 @@ static void test_xml_dimm_bad_node(void)
 	}
 }
 
+/*
+ * A guest on hugetlbfs (<hugepages>, a DIMM with <source><pagesize>) has a
+ * shape like any other: the hook refuses to serve it from dmem, but the
+ * report sizes it, to compare dmem with what the host runs today.
+ */
+static void test_xml_hugepages_shape(void)
+{
+	static const char xml[] =
+		"<domain><name>vm-huge</name><maxMemory slots='2' unit='GiB'>16</maxMemory>"
+		"<memoryBacking><hugepages><page size='1' unit='GiB'/></hugepages></memoryBacking>"
+		"<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/>"
+		"<cell id='1' cpus='1' memory='2' unit='GiB'/></numa></cpu>"
+		"<devices><memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source>"
+		"<target><size unit='GiB'>1</size><node>1</node></target></memory></devices></domain>";
+	cap_host h;
+	g_autoptr(GError) err = NULL;
+	g_autoptr(cap_shape) s = NULL;
+
+	std_host(&h);
+	s = xml_shape(&h, xml, &err);
+	g_assert_no_error(err);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpint(s->ncells, ==, 2);
+	g_assert_cmpuint(s->cell[0].bytes, ==, G(2));
+	g_assert_cmpuint(s->cell[1].bytes, ==, G(3));	/* + the DIMM on cell 1 */
+}
+
 /* ---- live tree -------------------------------------------------------- */
 
 static void test_live_tree(void)
@@ -1115,6 +1144,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/xml/bad-input-and-entities", test_xml_bad);
 	g_test_add_func("/capacity/xml/caret-nodeset-as-hook-plan", test_xml_caret_as_hook);
 	g_test_add_func("/capacity/xml/dimm-unknown-cell-refused", test_xml_dimm_bad_node);
+	g_test_add_func("/capacity/xml/hugepages-guest-has-a-shape", test_xml_hugepages_shape);
 	g_test_add_func("/capacity/live/fake-tree", test_live_tree);
 	g_test_add_func("/capacity/live/memtotal-fallback", test_live_fallback);
 	g_test_add_func("/capacity/live/missing-root", test_live_missing);
