@@ -19,7 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* statfs() f_type of dmemfs: DMEMFS_MAGIC of the series' <linux/magic.h> */
+#ifndef DMEMFS_MAGIC
 #define DMEMFS_MAGIC 0x2ace90c6
+#endif
 /* Namespace of the <metadata> element a domain opts in with. */
 #define DMEMFS_XMLNS "http://dmemfs-host.org/xmlns/dmemfs/1.0"
 
@@ -82,7 +85,8 @@ typedef struct {
 
 /*
  * Loads $DMEMFS_HOST_CONF or DMEM_DEFAULT_CONFIG (a missing file means all
- * defaults), then applies DMEMFS_SYSFS_ROOT and DMEMFS_MOUNT_4K/2M/1G.
+ * defaults), then applies DMEMFS_SYSFS_ROOT and DMEMFS_4K_MOUNT,
+ * DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT.
  */
 DmemConfig *dmem_config_load(GError **error);
 DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError **error);

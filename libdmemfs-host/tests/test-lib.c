@@ -111,10 +111,10 @@ static void test_config_file_and_env(void)
 		"[mounts]\n2M=/mnt/a/;/mnt/b\n[qemu]\nuser=qemu\n[wrapper]\ndefault_pagesize=1G\n",
 		-1, NULL));
 	g_setenv("DMEMFS_SYSFS_ROOT", "/tmp/fake-sysfs", TRUE);
-	g_setenv("DMEMFS_MOUNT_1G", "/tmp/one-g", TRUE);
+	g_setenv("DMEMFS_1G_MOUNT", "/tmp/one-g", TRUE);
 	c = dmem_config_load_file(p, TRUE, &e);
 	g_unsetenv("DMEMFS_SYSFS_ROOT");
-	g_unsetenv("DMEMFS_MOUNT_1G");
+	g_unsetenv("DMEMFS_1G_MOUNT");
 	g_assert_no_error(e);
 	g_assert_cmpuint(c->mounts[1]->len, ==, 2);
 	g_assert_cmpstr(g_ptr_array_index(c->mounts[1], 0), ==, "/mnt/a");
