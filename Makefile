@@ -83,4 +83,4 @@ demo:
 	@scripts/demo.sh
 
 clean:
-	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/results $(BUILD)/guest
+	rm -rf $(BUILD)

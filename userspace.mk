@@ -138,12 +138,14 @@ fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite $(US_FUZZ)/fuzz-dmem-param
 	exit $$rc
 
 # ---- install ----------------------------------------------------------------
-US_AA_LOCAL := $(DESTDIR)/etc/apparmor.d/local/abstractions
+US_AA_LOCAL := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/abstractions
 
-install: userspace
-	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)/etc/libvirt/hooks/qemu.d/dmemfs
+install: userspace capacity
+	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d/dmemfs
 	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(PREFIX)/sbin/dmemfs-hook
 	install -D -m 0755 $(US_BIN)/qemu-memdev-wrapper $(DESTDIR)$(PREFIX)/bin/qemu-memdev-wrapper
+	install -D -m 0755 $(CAP_BIN) $(DESTDIR)$(PREFIX)/bin/dmem-capacity
+	install -D -m 0644 $(TOP)/capacity/dmem-capacity.1 $(DESTDIR)$(PREFIX)/share/man/man1/dmem-capacity.1
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf ]; then \
 	  echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf"; \
 	else install -D -m 0644 $(TOP)/libdmemfs-host/dmemfs-host.conf $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf; fi

@@ -8,44 +8,43 @@ CAP_DIR   := $(TOP)/capacity
 CAP_OBJ   := $(BUILD)/obj/capacity
 CAP_BIN   := $(BUILD)/bin/dmem-capacity
 CAP_TBIN  := $(CAP_OBJ)/test-capacity
-CAP_PKGS  := glib-2.0 libxml-2.0 libvirt
-CAP_TPKGS := glib-2.0 libxml-2.0 libvirt json-glib-1.0
-CAP_CC    ?= cc
-CAP_WARN  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g
-CAP_CFLAGS = $(CAP_WARN) $(shell pkg-config --cflags $(CAP_PKGS) 2>/dev/null)
-CAP_LIBS   = $(shell pkg-config --libs $(CAP_PKGS) 2>/dev/null) -lm
-CAP_TCFLAGS = $(CAP_WARN) $(shell pkg-config --cflags $(CAP_TPKGS) 2>/dev/null)
-CAP_TLIBS   = $(shell pkg-config --libs $(CAP_TPKGS) 2>/dev/null) -lm
+
+# Built like dmemfs-hook (userspace.mk) and on the same archives: domain XML
+# goes through the hook's plan_from_xml, nodesets and the pool through
+# libdmemfs-host.  libvirt is for --libvirt only.
+CAP_CFLAGS = $(US_CFLAGS) -I$(CAP_DIR)/src $(shell pkg-config --cflags libvirt)
+CAP_LIBS   = $(US_HOOK_A) $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt) -lm
 
 CAP_LIBSRC := units.c model.c shapes.c live.c libvirt_src.c report.c
 CAP_LIBOBJ := $(addprefix $(CAP_OBJ)/,$(CAP_LIBSRC:.c=.o))
-CAP_HDR    := $(CAP_DIR)/src/capacity.h
 
 .PHONY: capacity capacity-unit test-capacity
 
 capacity: $(CAP_BIN)
 
-$(CAP_OBJ)/%.o: $(CAP_DIR)/src/%.c $(CAP_HDR) $(CAP_DIR)/capacity.mk
+$(CAP_OBJ)/%.o: $(CAP_DIR)/src/%.c $(CAP_DIR)/capacity.mk
 	@mkdir -p $(@D)
-	$(CAP_CC) $(CAP_CFLAGS) -c -o $@ $<
+	$(CC) $(CAP_CFLAGS) -c -o $@ $<
 
-$(CAP_OBJ)/test-capacity.o: $(CAP_DIR)/tests/test-capacity.c $(CAP_HDR) $(CAP_DIR)/capacity.mk
+$(CAP_OBJ)/test-capacity.o: $(CAP_DIR)/tests/test-capacity.c $(CAP_DIR)/capacity.mk
 	@mkdir -p $(@D)
-	$(CAP_CC) $(CAP_TCFLAGS) -I$(CAP_DIR)/src -c -o $@ $<
+	$(CC) $(CAP_CFLAGS) -c -o $@ $<
 
-$(CAP_BIN): $(CAP_OBJ)/main.o $(CAP_LIBOBJ)
+$(CAP_BIN): $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(US_HOOK_A) $(US_LIB_A)
 	@mkdir -p $(@D)
-	$(CAP_CC) -o $@ $^ $(CAP_LIBS)
+	$(CC) -o $@ $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(CAP_LIBS)
 
-$(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ)
-	$(CAP_CC) -o $@ $^ $(CAP_TLIBS)
+$(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(US_HOOK_A) $(US_LIB_A)
+	$(CC) -o $@ $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(CAP_LIBS)
+
+-include $(wildcard $(CAP_OBJ)/*.d)
 
 # TAP from the GLib test binary -> PASS:/FAIL: lines.  A crash or a short
 # run (fewer results than the plan) is a FAIL line too.
-capacity-unit: $(CAP_BIN) $(CAP_TBIN)
+capacity-unit: $(CAP_BIN) $(CAP_TBIN) $(US_BIN)/dmemfs-hook
 	@mkdir -p $(RESULTS)
 	@out=$(RESULTS)/capacity.results; \
-	CAP_BIN=$(CAP_BIN) CAP_TESTDIR=$(CAP_DIR)/tests $(CAP_TBIN) --tap > $(CAP_OBJ)/unit.log 2>&1; rc=$$?; \
+	CAP_BIN=$(CAP_BIN) HOOK_BIN=$(US_BIN)/dmemfs-hook CAP_TESTDIR=$(CAP_DIR)/tests $(CAP_TBIN) --tap > $(CAP_OBJ)/unit.log 2>&1; rc=$$?; \
 	awk -v rc=$$rc ' \
 	  /^1\.\.[0-9]+/ { plan = substr($$0, 4) + 0 } \
 	  /^# / { last = substr($$0, 3) } \
@@ -58,7 +57,7 @@ capacity-unit: $(CAP_BIN) $(CAP_TBIN)
 TEST_STEPS += test-capacity
 test-capacity:
 	@mkdir -p $(RESULTS)
-	@if ! $(MAKE) --no-print-directory capacity $(CAP_TBIN) > $(BUILD)/capacity-build.log 2>&1; then \
+	@if ! $(MAKE) --no-print-directory capacity $(CAP_TBIN) $(US_BIN)/dmemfs-hook > $(BUILD)/capacity-build.log 2>&1; then \
 	  echo "FAIL: capacity: build failed (build/capacity-build.log)" > $(RESULTS)/capacity.results; \
 	else $(MAKE) --no-print-directory capacity-unit > /dev/null 2>&1; \
 	  [ -s $(RESULTS)/capacity.results ] || \

@@ -121,7 +121,7 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 		}
 		for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 			g_autofree char *var = g_strdup_printf(
-				"DMEMFS_MOUNT_%s", dmem_pagesize_name(dmem_pagesizes[i]));
+				"DMEMFS_%s_MOUNT", dmem_pagesize_name(dmem_pagesizes[i]));
 			char *one[] = { (char *)g_getenv(var), NULL };
 
 			if (one[0] && *one[0] && !set_mounts(cfg, i, one, var, error))

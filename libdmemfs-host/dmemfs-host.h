@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libdmemfs-host: the code shared by dmemfs-hook and qemu-memdev-wrapper.
+ * libdmemfs-host: the code shared by dmemfs-hook, qemu-memdev-wrapper and
+ * dmem-capacity.
  *
  *  - page sizes and libvirt-syntax NUMA nodesets,
  *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf),
@@ -18,7 +19,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* statfs() f_type of dmemfs: DMEMFS_MAGIC of the series' <linux/magic.h> */
+#ifndef DMEMFS_MAGIC
 #define DMEMFS_MAGIC 0x2ace90c6
+#endif
 /* Namespace of the <metadata> element a domain opts in with. */
 #define DMEMFS_XMLNS "http://dmemfs-host.org/xmlns/dmemfs/1.0"
 
@@ -81,7 +85,8 @@ typedef struct {
 
 /*
  * Loads $DMEMFS_HOST_CONF or DMEM_DEFAULT_CONFIG (a missing file means all
- * defaults), then applies DMEMFS_SYSFS_ROOT and DMEMFS_MOUNT_4K/2M/1G.
+ * defaults), then applies DMEMFS_SYSFS_ROOT and DMEMFS_4K_MOUNT,
+ * DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT.
  */
 DmemConfig *dmem_config_load(GError **error);
 DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError **error);
@@ -96,7 +101,10 @@ gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GEr
 typedef struct {
 	guint node;
 	guint64 total_bytes, free_bytes, used_bytes;
-	guint64 requested_bytes; /* what dmem= asked; 0 where the kernel does not say */
+	/* 0 where the kernel does not have the file */
+	guint64 requested_bytes; /* what dmem= asked */
+	guint64 pinned_bytes;    /* pinned by devices and KVM */
+	guint64 poisoned_bytes;  /* quarantined after memory errors */
 } DmemNodeStat;
 
 /* All nodeN directories under root, sorted by node. */

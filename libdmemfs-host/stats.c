@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Per-node dmem pool statistics: <root>/node<N>/{total,free,used}_bytes,
- * and requested_bytes where the kernel has it (what dmem= asked).
+ * and {requested,pinned,poisoned}_bytes where the kernel has them.
  */
 #include "dmemfs-host.h"
 
@@ -36,6 +36,14 @@ static gint cmp_node(gconstpointer a, gconstpointer b)
 
 GArray *dmem_stats_read(const char *root, GError **error)
 {
+	static const struct {
+		const char *name;
+		glong offset;
+	} optional[] = {
+		{ "requested_bytes", G_STRUCT_OFFSET(DmemNodeStat, requested_bytes) },
+		{ "pinned_bytes", G_STRUCT_OFFSET(DmemNodeStat, pinned_bytes) },
+		{ "poisoned_bytes", G_STRUCT_OFFSET(DmemNodeStat, poisoned_bytes) },
+	};
 	g_autoptr(GArray) stats = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) e = NULL;
@@ -63,11 +71,12 @@ GArray *dmem_stats_read(const char *root, GError **error)
 		    !read_u64(sub, "free_bytes", &st.free_bytes, error) ||
 		    !read_u64(sub, "used_bytes", &st.used_bytes, error))
 			return NULL;
-		{
-			g_autofree char *req = g_build_filename(sub, "requested_bytes", NULL);
+		for (guint k = 0; k < G_N_ELEMENTS(optional); k++) {
+			g_autofree char *p = g_build_filename(sub, optional[k].name, NULL);
 
-			if (g_file_test(req, G_FILE_TEST_EXISTS) &&
-			    !read_u64(sub, "requested_bytes", &st.requested_bytes, error))
+			if (g_file_test(p, G_FILE_TEST_EXISTS) &&
+			    !read_u64(sub, optional[k].name,
+				      G_STRUCT_MEMBER_P(&st, optional[k].offset), error))
 				return NULL;
 		}
 		g_array_append_val(stats, st);

@@ -415,7 +415,7 @@ static void dimm_clear(gpointer p)
 }
 
 static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_kib,
-			    GError **error)
+			    gboolean shape_only, GError **error)
 {
 	g_autoptr(GPtrArray) mems = xp_nodes(x, NULL, "./devices/memory");
 	xmlNodePtr maxmem = xp_node(x, NULL, "./maxMemory");
@@ -455,7 +455,7 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 			     model ? model : "");
 			return FALSE;
 		}
-		if (xp_node(x, n, "./source/pagesize")) {
+		if (!shape_only && xp_node(x, n, "./source/pagesize")) {
 			fail(error, DMEM_ERROR_UNSUPPORTED,
 			     "hugepages are not supported with dmemfs (dimm source pagesize)");
 			return FALSE;
@@ -515,7 +515,7 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 	return TRUE;
 }
 
-static gboolean compute(Xml *x, DomainPlan *plan, GError **error)
+static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **error)
 {
 	g_autoptr(GPtrArray) cellnodes = xp_nodes(x, NULL, "./cpu/numa/cell");
 	g_autoptr(GArray) dimms = g_array_new(FALSE, TRUE, sizeof(Dimm));
@@ -528,7 +528,7 @@ static gboolean compute(Xml *x, DomainPlan *plan, GError **error)
 	Tune global;
 
 	g_array_set_clear_func(dimms, dimm_clear);
-	if (xp_node(x, NULL, "./memoryBacking/hugepages")) {
+	if (!shape_only && xp_node(x, NULL, "./memoryBacking/hugepages")) {
 		fail(error, DMEM_ERROR_UNSUPPORTED,
 		     "<hugepages> is not supported with dmemfs: use <source type='file'/>");
 		return FALSE;
@@ -537,7 +537,7 @@ static gboolean compute(Xml *x, DomainPlan *plan, GError **error)
 		fail(error, DMEM_ERROR_FAILED, "too many guest NUMA cells (%u)", ncells);
 		return FALSE;
 	}
-	if (ncells && machine_legacy_numa(machine) &&
+	if (!shape_only && ncells && machine_legacy_numa(machine) &&
 	    !(srctype && (!strcmp(srctype, "file") || !strcmp(srctype, "memfd")))) {
 		fail(error, DMEM_ERROR_UNSUPPORTED,
 		     "machine type %s gets legacy -numa node,mem= from libvirt: add "
@@ -545,7 +545,7 @@ static gboolean compute(Xml *x, DomainPlan *plan, GError **error)
 		return FALSE;
 	}
 	if (!parse_numatune(x, ncells, &global, &cells, error) ||
-	    !parse_dimms(x, dimms, ncells, &dimm_kib, error))
+	    !parse_dimms(x, dimms, ncells, &dimm_kib, shape_only, error))
 		return FALSE;
 
 	if (ncells) {
@@ -660,7 +660,7 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 	if (uuid)
 		g_strstrip(uuid);
 	plan->uuid = dmem_uuid_normalize(uuid);
-	if (!plan->uuid) {
+	if (!plan->uuid && !(opts && opts->shape_only)) {
 		fail(error, DMEM_ERROR_FAILED, "domain XML has no valid <uuid>");
 		return NULL;
 	}
@@ -678,7 +678,7 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 		     "no dmemfs page size (metadata pagesize= or --pagesize)");
 		return NULL;
 	}
-	if (!compute(&x, plan, error))
+	if (!compute(&x, plan, opts && opts->shape_only, error))
 		return NULL;
 	return g_steal_pointer(&plan);
 }

@@ -28,6 +28,8 @@ typedef struct {
 	gboolean force;        /* --plan: treat as opted in */
 	guint64 pagesize;      /* --pagesize, 0 = from the metadata */
 	gboolean uuid_only;    /* release: uuid and opt-in only */
+	gboolean shape_only;   /* dmem-capacity: the guest's shape only, whatever backs it:
+				* no <uuid> needed, hugepages sized as any memory */
 } PlanOptions;
 
 /* Largest domain XML we read. */

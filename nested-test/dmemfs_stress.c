@@ -70,7 +70,6 @@
 #define SZ_4K		4096UL
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
-#define DMEMFS_MAGIC	0x2ace90c6UL
 #define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
 #define MAX_NODES	64
 #define NFILES		2

@@ -41,7 +41,6 @@
 #include "kselftest_harness.h"
 #include "test_util.h"
 
-#define DMEMFS_MAGIC	0x2ace90c6UL
 #define SZ_4K		(4096UL)
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)

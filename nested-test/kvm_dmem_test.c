@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,7 +37,6 @@
 
 #include "kselftest_harness.h"
 
-#define DMEMFS_MAGIC	0x2ace90c6UL
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
 #define CODE_SIZE	(64UL << 10)

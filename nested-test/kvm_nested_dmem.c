@@ -54,6 +54,7 @@
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -73,7 +74,6 @@
 #include "processor.h"
 #include "svm_util.h"
 
-#define DMEMFS_MAGIC	0x2ace90c6UL
 #define DMEM_SLOT	1
 #define DMEM_GPA	(1UL << 30)	/* GVA too: identity-mapped */
 #define DMEM_PAGES	8		/* 4K pages used of the dpage */

@@ -13,8 +13,8 @@
 GUEST            ?= $(BUILD)/guest
 HARNESS_DIR      := $(BUILD)/linux/tools/testing/selftests
 DMEMFS_TEST      := $(GUEST)/dmemfs_test
-DMEMFS_TEST_CFLAGS := -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-parameter \
-		      -Werror -I$(HARNESS_DIR)
+DMEMFS_TEST_CFLAGS = -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-parameter \
+		      -Werror -I$(HARNESS_DIR) -isystem $(KVM_HDR)/include
 
 .PHONY: guest nested test-nested
 GUP_TEST         := $(GUEST)/gup_test
@@ -38,7 +38,7 @@ $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
 $(HARNESS_DIR)/kselftest_harness.h:
 	@$(TOP)/kernel/build.sh tree
 
-$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
+$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
@@ -52,7 +52,8 @@ HWPOISON_TEST    := $(GUEST)/hwpoison_test
 VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
 DMEMFS_STRESS    := $(GUEST)/dmemfs_stress
 guest: $(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
-$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h
+$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
+		$(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread

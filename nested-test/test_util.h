@@ -6,6 +6,7 @@
 #define DMEMFS_TEST_UTIL_H
 
 #include <fcntl.h>
+#include <linux/magic.h>	/* the series' uapi headers: DMEMFS_MAGIC */
 #include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>

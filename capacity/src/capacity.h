@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <glib.h>
+#include "dmemfs-host.h"
 
 #define CAP_MAX_NODES 64
 #define CAP_MAX_CELLS 64
@@ -33,6 +33,14 @@
 #define CAP_EXIT_OK    0
 #define CAP_EXIT_ERROR 1 /* environment: unreadable tree, libvirt down */
 #define CAP_EXIT_USAGE 2 /* bad input */
+
+/*
+ * Bad input is a DMEM_ERROR (exit 2); CAP_ERROR_ENVIRONMENT is what
+ * --libvirt could not read (exit 1).
+ */
+#define CAP_ERROR (cap_error_quark())
+GQuark cap_error_quark(void);
+enum { CAP_ERROR_ENVIRONMENT };
 
 typedef enum {
 	CAP_SRC_GIVEN,    /* from the command line */
@@ -117,9 +125,8 @@ typedef struct {
 } cap_fit_result;
 
 /* units.c */
-int cap_parse_size(const char *s, uint64_t *out, char **err);
-int cap_parse_node_prefix(const char *s, const char **end, int *id, char **err);
-int cap_parse_node(const char *s, int *id, char **err);
+gboolean cap_parse_size(const char *s, uint64_t *out, GError **error);
+gboolean cap_parse_node(const char *s, int *id, GError **error);
 char *cap_format_size(uint64_t bytes);
 uint64_t cap_round_up(uint64_t v, uint64_t a);
 uint64_t cap_round_down(uint64_t v, uint64_t a);
@@ -140,27 +147,28 @@ void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m);
 uint64_t cap_model_meta_total(const cap_host *h, const cap_model *m);
 uint64_t cap_model_pool_total(const cap_host *h, const cap_model *m);
 void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_result *r);
-int cap_parse_host_spec(cap_host *h, const char *spec, char **err);
-int cap_parse_dmem_spec(cap_host *h, const char *spec, char **err);
-int cap_host_validate(const cap_host *h, char **err);
+gboolean cap_parse_host_spec(cap_host *h, const char *spec, GError **error);
+gboolean cap_parse_dmem_spec(cap_host *h, const char *spec, GError **error);
+gboolean cap_host_validate(const cap_host *h, GError **error);
 
 /* shapes.c */
 cap_shape *cap_shape_new(const char *name, const char *origin);
 void cap_shape_free(cap_shape *s);
-cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, char **err);
-cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, int len,
-			      const char *origin, char **err);
-cap_shape *cap_shape_from_xml_file(const cap_host *h, const char *path, char **err);
-int cap_parse_nodeset(const cap_host *h, const char *set, uint64_t *mask, char **err);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cap_shape, cap_shape_free)
+cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, GError **error);
+/* the domain's memory backends as the hook plans them (plan_from_xml) */
+cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len,
+			      const char *origin, GError **error);
+cap_shape *cap_shape_from_xml_file(const cap_host *h, const char *path, GError **error);
 uint64_t cap_shape_total(const cap_shape *s);
 char *cap_shape_describe(const cap_host *h, const cap_shape *s);
 
 /* live.c */
-int cap_host_from_root(cap_host *h, const char *root, char **err);
+gboolean cap_host_from_root(cap_host *h, const char *root, GError **error);
 
-/* libvirt_src.c: returns number of shapes appended, -1 on error. */
-int cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *out, char **err,
-			    bool *usage);
+/* libvirt_src.c: one shape per defined domain, appended to out */
+gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *out,
+				 GError **error);
 
 /* report.c */
 typedef struct {

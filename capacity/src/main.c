@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <glib.h>
-
 #include "capacity.h"
 
 #define VERSION "1.0"
@@ -113,35 +111,22 @@ static void parse_args(opts *o, int argc, char **argv)
 
 static void build_host(cap_host *h, const opts *o)
 {
-	char *err = NULL;
+	g_autoptr(GError) e = NULL;
 
 	cap_host_init(h);
-	if (o->pagesize) {
-		uint64_t ps;
-
-		if (cap_parse_size(o->pagesize, &ps, &err) < 0)
-			die(CAP_EXIT_USAGE, "--dmem-pagesize: %s", err);
-		if (ps != 4 * CAP_KIB && ps != 2 * CAP_MIB && ps != CAP_GIB)
-			die(CAP_EXIT_USAGE, "--dmem-pagesize: '%s' is not 4K, 2M or 1G", o->pagesize);
-		h->dmem_pagesize = ps;
-	}
+	if (o->pagesize && !dmem_pagesize_parse(o->pagesize, &h->dmem_pagesize))
+		die(CAP_EXIT_USAGE, "--dmem-pagesize: '%s' is not 4K, 2M or 1G", o->pagesize);
 	if (o->reserve) {
 		/* 0 is allowed here: "no reserve" */
-		if (strcmp(o->reserve, "0") && cap_parse_size(o->reserve, &h->reserve, &err) < 0)
-			die(CAP_EXIT_USAGE, "--reserve: %s", err);
 		if (!strcmp(o->reserve, "0"))
 			h->reserve = 0;
+		else if (!cap_parse_size(o->reserve, &h->reserve, &e))
+			die(CAP_EXIT_USAGE, "--reserve: %s", e->message);
 		h->reserve_given = true;
 	}
-	if (o->dpage_meta) {
-		char *end;
-		guint64 v = g_ascii_strtoull(o->dpage_meta, &end, 10);
-
-		if (!*o->dpage_meta || *end || o->dpage_meta[0] == '-' || v > 4096)
-			die(CAP_EXIT_USAGE, "--dpage-meta: '%s' is not a byte count 0..4096",
-			    o->dpage_meta);
-		h->dpage_meta = v;
-	}
+	if (o->dpage_meta &&
+	    !g_ascii_string_to_unsigned(o->dpage_meta, 10, 0, 4096, &h->dpage_meta, NULL))
+		die(CAP_EXIT_USAGE, "--dpage-meta: '%s' is not a byte count 0..4096", o->dpage_meta);
 	if (o->json && o->prometheus)
 		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
 	if (o->dmem && !o->host)
@@ -149,16 +134,13 @@ static void build_host(cap_host *h, const opts *o)
 	if (o->host) {
 		if (o->root)
 			die(CAP_EXIT_USAGE, "--root and --host exclude each other");
-		if (cap_parse_host_spec(h, o->host, &err) < 0)
-			die(CAP_EXIT_USAGE, "%s", err);
-		if (o->dmem && cap_parse_dmem_spec(h, o->dmem, &err) < 0)
-			die(CAP_EXIT_USAGE, "%s", err);
+		if (!cap_parse_host_spec(h, o->host, &e) ||
+		    (o->dmem && !cap_parse_dmem_spec(h, o->dmem, &e)) || !cap_host_validate(h, &e))
+			die(CAP_EXIT_USAGE, "%s", e->message);
 		h->has_dmem_spec = o->dmem != NULL;
-		if (cap_host_validate(h, &err) < 0)
-			die(CAP_EXIT_USAGE, "%s", err);
 	} else {
-		if (cap_host_from_root(h, o->root ? o->root : "/", &err) < 0)
-			die(CAP_EXIT_ERROR, "%s", err);
+		if (!cap_host_from_root(h, o->root ? o->root : "/", &e))
+			die(CAP_EXIT_ERROR, "%s", e->message);
 		cap_host_measure_reserve(h);
 	}
 }
@@ -168,8 +150,8 @@ int main(int argc, char **argv)
 	opts o = { 0 };
 	cap_host host;
 	cap_report rep;
-	GPtrArray *shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
-	char *err = NULL;
+	g_autoptr(GPtrArray) shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
+	g_autoptr(GError) e = NULL;
 
 	o.guests = g_ptr_array_new();
 	o.xmls = g_ptr_array_new();
@@ -177,34 +159,32 @@ int main(int argc, char **argv)
 	build_host(&host, &o);
 
 	for (guint i = 0; i < o.guests->len; i++) {
-		cap_shape *s = cap_shape_from_spec(&host, o.guests->pdata[i], &err);
+		cap_shape *s = cap_shape_from_spec(&host, o.guests->pdata[i], &e);
 
 		if (!s)
-			die(CAP_EXIT_USAGE, "%s", err);
+			die(CAP_EXIT_USAGE, "%s", e->message);
 		g_ptr_array_add(shapes, s);
 	}
 	for (guint i = 0; i < o.xmls->len; i++) {
-		cap_shape *s = cap_shape_from_xml_file(&host, o.xmls->pdata[i], &err);
+		cap_shape *s = cap_shape_from_xml_file(&host, o.xmls->pdata[i], &e);
 
 		if (!s)
-			die(CAP_EXIT_USAGE, "%s", err);
+			die(CAP_EXIT_USAGE, "%s", e->message);
 		g_ptr_array_add(shapes, s);
 	}
-	if (o.libvirt) {
-		bool usage;
+	if (o.libvirt && !cap_shapes_from_libvirt(&host, o.libvirt_uri, shapes, &e)) {
+		bool env = g_error_matches(e, CAP_ERROR, CAP_ERROR_ENVIRONMENT);
 
-		if (cap_shapes_from_libvirt(&host, o.libvirt_uri, shapes, &err, &usage) < 0)
-			die(usage ? CAP_EXIT_USAGE : CAP_EXIT_ERROR, "%s", err);
+		die(env ? CAP_EXIT_ERROR : CAP_EXIT_USAGE, "%s", e->message);
 	}
 
 	cap_report_build(&rep, &host, (cap_shape **)shapes->pdata, (int)shapes->len);
 	rep.recommend = o.recommend;
 	if (o.svg) {
 		g_autofree char *svg = cap_report_svg(&rep);
-		GError *ge = NULL;
 
-		if (!g_file_set_contents(o.svg, svg, -1, &ge))
-			die(CAP_EXIT_ERROR, "--svg: %s", ge->message);
+		if (!g_file_set_contents(o.svg, svg, -1, &e))
+			die(CAP_EXIT_ERROR, "--svg: %s", e->message);
 	}
 	{
 		g_autofree char *out = o.json ? cap_report_json(&rep) :
@@ -213,7 +193,6 @@ int main(int argc, char **argv)
 		fputs(out, stdout);
 	}
 	cap_report_clear(&rep);
-	g_ptr_array_free(shapes, TRUE);
 	g_ptr_array_free(o.guests, TRUE);
 	g_ptr_array_free(o.xmls, TRUE);
 	return fflush(stdout) ? CAP_EXIT_ERROR : CAP_EXIT_OK;

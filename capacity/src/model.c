@@ -26,8 +26,6 @@
  */
 #include <string.h>
 
-#include <glib.h>
-
 #include "capacity.h"
 
 const char *cap_source_name(cap_source s)
@@ -376,40 +374,42 @@ void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_
 	}
 }
 
-static int parse_node_sizes(cap_host *h, const char *opt, const char *spec, bool create,
-			    char **err)
+static gboolean parse_node_sizes(cap_host *h, const char *opt, const char *spec, bool create,
+				 GError **error)
 {
 	g_auto(GStrv) parts = g_strsplit(spec, ",", -1);
 
 	if (!parts[0]) {
-		*err = g_strdup_printf("%s: empty list (use node0=SIZE,node1=SIZE)", opt);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "%s: empty list (use node0=SIZE,node1=SIZE)", opt);
+		return FALSE;
 	}
 	for (int k = 0; parts[k]; k++) {
 		char *eq = strchr(parts[k], '=');
-		char *e = NULL;
 		uint64_t size;
 		int id, idx;
 
 		if (!eq) {
-			*err = g_strdup_printf("%s: '%s' is not nodeN=SIZE", opt, parts[k]);
-			return -1;
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: '%s' is not nodeN=SIZE",
+				    opt, parts[k]);
+			return FALSE;
 		}
 		*eq = '\0';
-		if (cap_parse_node(parts[k], &id, &e) < 0 || cap_parse_size(eq + 1, &size, &e) < 0) {
-			*err = g_strdup_printf("%s: %s", opt, e);
-			g_free(e);
-			return -1;
+		if (!cap_parse_node(parts[k], &id, error) || !cap_parse_size(eq + 1, &size, error)) {
+			g_prefix_error(error, "%s: ", opt);
+			return FALSE;
 		}
 		idx = cap_host_index(h, id);
 		if (create) {
 			if (idx >= 0) {
-				*err = g_strdup_printf("%s: node%d given twice", opt, id);
-				return -1;
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: node%d given twice",
+					    opt, id);
+				return FALSE;
 			}
 			if (h->nnodes >= CAP_MAX_NODES) {
-				*err = g_strdup_printf("%s: more than %d nodes", opt, CAP_MAX_NODES);
-				return -1;
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: more than %d nodes",
+					    opt, CAP_MAX_NODES);
+				return FALSE;
 			}
 			idx = h->nnodes++;
 			h->node[idx].id = id;
@@ -420,9 +420,9 @@ static int parse_node_sizes(cap_host *h, const char *opt, const char *spec, bool
 			if (idx < 0) {
 				g_autofree char *list = cap_host_node_list(h);
 
-				*err = g_strdup_printf("%s: unknown node 'node%d' (host has %s)", opt,
-						       id, list);
-				return -1;
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+					    "%s: unknown node 'node%d' (host has %s)", opt, id, list);
+				return FALSE;
 			}
 			h->node[idx].dmem_total = size;
 			h->node[idx].dmem_free = size;
@@ -430,26 +430,26 @@ static int parse_node_sizes(cap_host *h, const char *opt, const char *spec, bool
 			h->node[idx].dmem_src = CAP_SRC_GIVEN;
 		}
 	}
-	return 0;
+	return TRUE;
 }
 
-int cap_parse_host_spec(cap_host *h, const char *spec, char **err)
+gboolean cap_parse_host_spec(cap_host *h, const char *spec, GError **error)
 {
 	h->nnodes = 0;
 	h->live = false;
-	return parse_node_sizes(h, "--host", spec, true, err);
+	return parse_node_sizes(h, "--host", spec, true, error);
 }
 
-int cap_parse_dmem_spec(cap_host *h, const char *spec, char **err)
+gboolean cap_parse_dmem_spec(cap_host *h, const char *spec, GError **error)
 {
-	return parse_node_sizes(h, "--dmem", spec, false, err);
+	return parse_node_sizes(h, "--dmem", spec, false, error);
 }
 
-int cap_host_validate(const cap_host *h, char **err)
+gboolean cap_host_validate(const cap_host *h, GError **error)
 {
 	if (!h->nnodes) {
-		*err = g_strdup("no NUMA nodes found");
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "no NUMA nodes found");
+		return FALSE;
 	}
 	for (int i = 0; i < h->nnodes; i++) {
 		const cap_node *n = &h->node[i];
@@ -458,17 +458,17 @@ int cap_host_validate(const cap_host *h, char **err)
 			g_autofree char *d = cap_format_size(n->dmem_total);
 			g_autofree char *r = cap_format_size(n->ram);
 
-			*err = g_strdup_printf("dmem on node%d (%s) exceeds its memory (%s)", n->id,
-					       d, r);
-			return -1;
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "dmem on node%d (%s) exceeds its memory (%s)", n->id, d, r);
+			return FALSE;
 		}
 		if (n->dmem_total % h->dmem_pagesize && !h->live) {
 			g_autofree char *d = cap_format_size(h->dmem_pagesize);
 
-			*err = g_strdup_printf("dmem on node%d is not a multiple of the dmem page size %s",
-					       n->id, d);
-			return -1;
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "dmem on node%d is not a multiple of the dmem page size %s", n->id, d);
+			return FALSE;
 		}
 	}
-	return 0;
+	return TRUE;
 }

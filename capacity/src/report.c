@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "capacity.h"
 
@@ -270,207 +270,185 @@ char *cap_report_table(const cap_report *r)
 	return g_string_free(o, FALSE);
 }
 
-static void jstr(GString *o, const char *s)
+static void jint(JsonBuilder *b, const char *key, uint64_t v)
 {
-	g_string_append_c(o, '"');
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		switch (*p) {
-		case '"':
-			g_string_append(o, "\\\"");
-			break;
-		case '\\':
-			g_string_append(o, "\\\\");
-			break;
-		case '\n':
-			g_string_append(o, "\\n");
-			break;
-		case '\t':
-			g_string_append(o, "\\t");
-			break;
-		case '\r':
-			g_string_append(o, "\\r");
-			break;
-		default:
-			if (*p < 0x20)
-				g_string_append_printf(o, "\\u%04x", *p);
-			else
-				g_string_append_c(o, (char)*p);
-		}
+	json_builder_set_member_name(b, key);
+	json_builder_add_int_value(b, (gint64)v);
+}
+
+static void jstr(JsonBuilder *b, const char *key, const char *v)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_add_string_value(b, v);
+}
+
+static void json_host(JsonBuilder *b, const cap_host *h)
+{
+	json_builder_set_member_name(b, "host");
+	json_builder_begin_object(b);
+	jint(b, "ram_bytes", cap_host_ram(h));
+	if (h->live && h->has_memtotal)
+		jint(b, "memtotal_bytes", h->memtotal);
+	jint(b, "reserve_bytes", h->reserve);
+	jstr(b, "reserve_source",
+	     h->reserve_given ? "given" : h->reserve_measured ? "measured" : "default");
+	jint(b, "dmem_pagesize", h->dmem_pagesize);
+	jint(b, "dpage_meta_bytes", h->dpage_meta);
+	json_builder_set_member_name(b, "nodes");
+	json_builder_begin_array(b);
+	for (int i = 0; i < h->nnodes; i++) {
+		const cap_node *n = &h->node[i];
+
+		json_builder_begin_object(b);
+		jint(b, "node", (uint64_t)n->id);
+		jint(b, "ram_bytes", n->ram);
+		jstr(b, "ram_source", cap_source_name(n->ram_src));
+		if (n->has_memtotal)
+			jint(b, "memtotal_bytes", n->memtotal);
+		if (n->has_blocks)
+			jint(b, "memory_blocks_bytes", n->blocks_bytes);
+		jint(b, "reserve_bytes", cap_reserve_share(h, i));
+		jint(b, "dmem_total_bytes", n->dmem_total);
+		if (n->dmem_requested)
+			jint(b, "dmem_requested_bytes", n->dmem_requested);
+		jint(b, "dmem_free_bytes", n->dmem_free);
+		jint(b, "dmem_used_bytes", n->dmem_used);
+		jstr(b, "dmem_source", cap_source_name(n->dmem_src));
+		json_builder_end_object(b);
 	}
-	g_string_append_c(o, '"');
+	json_builder_end_array(b);
+	json_builder_end_object(b);
 }
 
-static void jkey(GString *o, const char *k)
+static void json_models(JsonBuilder *b, const cap_report *r)
 {
-	jstr(o, k);
-	g_string_append_c(o, ':');
+	const cap_host *h = r->host;
+
+	json_builder_set_member_name(b, "models");
+	json_builder_begin_array(b);
+	for (int m = 0; m < CAP_M_COUNT; m++) {
+		const cap_model *md = &r->models[m];
+		uint64_t meta = cap_model_meta_total(h, md);
+
+		if (!r->present[m])
+			continue;
+		json_builder_begin_object(b);
+		jstr(b, "id", md->key);
+		jstr(b, "name", md->name);
+		jint(b, "page_bytes", md->page);
+		jint(b, "metadata_bytes", meta);
+		json_builder_set_member_name(b, "metadata_percent");
+		json_builder_add_double_value(b, pct(meta, cap_host_ram(h)));
+		jstr(b, "metadata_source", cap_source_name(md->meta_src));
+		jint(b, "pool_bytes", cap_model_pool_total(h, md));
+		jstr(b, "pool_source", cap_source_name(md->pool_src));
+		json_builder_set_member_name(b, "nodes");
+		json_builder_begin_array(b);
+		for (int i = 0; i < h->nnodes; i++) {
+			json_builder_begin_object(b);
+			jint(b, "node", (uint64_t)h->node[i].id);
+			jint(b, "metadata_bytes", md->meta[i]);
+			jint(b, "pool_bytes", md->pool[i]);
+			jint(b, "host_left_bytes", md->host_left[i]);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
 }
 
-static void ju64(GString *o, const char *k, uint64_t v, bool comma)
+static void json_shape(JsonBuilder *b, const cap_report *r, int s)
 {
-	jkey(o, k);
-	g_string_append_printf(o, "%" G_GUINT64_FORMAT "%s", v, comma ? "," : "");
-}
+	const cap_host *h = r->host;
+	const cap_shape *sh = r->shapes[s];
 
-static void jsrc(GString *o, const char *k, cap_source s, bool comma)
-{
-	jkey(o, k);
-	jstr(o, cap_source_name(s));
-	if (comma)
-		g_string_append_c(o, ',');
+	json_builder_begin_object(b);
+	jstr(b, "name", sh->name);
+	jstr(b, "origin", sh->origin);
+	jint(b, "bytes", cap_shape_total(sh));
+	json_builder_set_member_name(b, "cells");
+	json_builder_begin_array(b);
+	for (int c = 0; c < sh->ncells; c++) {
+		json_builder_begin_object(b);
+		jint(b, "cell", (uint64_t)c);
+		jint(b, "bytes", sh->cell[c].bytes);
+		json_builder_set_member_name(b, "host_nodes");
+		json_builder_begin_array(b);
+		for (int i = 0; i < h->nnodes; i++)
+			if (sh->cell[c].mask & (UINT64_C(1) << i))
+				json_builder_add_int_value(b, h->node[i].id);
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "fit");
+	json_builder_begin_array(b);
+	for (int m = 0; m < CAP_M_COUNT; m++) {
+		const cap_fit_result *f = &r->fits[s * CAP_M_COUNT + m];
+
+		if (!r->present[m])
+			continue;
+		json_builder_begin_object(b);
+		jstr(b, "model", r->models[m].key);
+		jint(b, "per_host", f->per_host);
+		jstr(b, "source", cap_source_name(CAP_SRC_MODELLED));
+		jstr(b, "pool_source", cap_source_name(r->models[m].pool_src));
+		json_builder_set_member_name(b, "cells_per_node");
+		json_builder_begin_array(b);
+		for (int i = 0; i < h->nnodes; i++) {
+			json_builder_begin_object(b);
+			jint(b, "node", (uint64_t)h->node[i].id);
+			jint(b, "cells", f->cells_on[i]);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
 }
 
 char *cap_report_json(const cap_report *r)
 {
-	const cap_host *h = r->host;
-	GString *o = g_string_new("{");
-	uint64_t ram = cap_host_ram(h);
-	char num[G_ASCII_DTOSTR_BUF_SIZE];
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autoptr(JsonNode) root = NULL;
+	g_autofree char *text = NULL;
 
-	jkey(o, "tool");
-	jstr(o, "dmem-capacity");
-	g_string_append(o, ",");
-	ju64(o, "format", 1, true);
-	jkey(o, "mode");
-	jstr(o, h->live ? "live" : "planning");
-	g_string_append(o, ",\"host\":{");
-	ju64(o, "ram_bytes", ram, true);
-	if (h->live && h->has_memtotal)
-		ju64(o, "memtotal_bytes", h->memtotal, true);
-	ju64(o, "reserve_bytes", h->reserve, true);
-	jkey(o, "reserve_source");
-	jstr(o, h->reserve_given ? "given" : h->reserve_measured ? "measured" : "default");
-	g_string_append(o, ",");
-	ju64(o, "dmem_pagesize", h->dmem_pagesize, true);
-	ju64(o, "dpage_meta_bytes", h->dpage_meta, true);
-	jkey(o, "nodes");
-	g_string_append(o, "[");
-	for (int i = 0; i < h->nnodes; i++) {
-		const cap_node *n = &h->node[i];
-
-		g_string_append_printf(o, "%s{", i ? "," : "");
-		ju64(o, "node", (uint64_t)n->id, true);
-		ju64(o, "ram_bytes", n->ram, true);
-		jsrc(o, "ram_source", n->ram_src, true);
-		if (n->has_memtotal)
-			ju64(o, "memtotal_bytes", n->memtotal, true);
-		if (n->has_blocks)
-			ju64(o, "memory_blocks_bytes", n->blocks_bytes, true);
-		ju64(o, "reserve_bytes", cap_reserve_share(h, i), true);
-		ju64(o, "dmem_total_bytes", n->dmem_total, true);
-		if (n->dmem_requested)
-			ju64(o, "dmem_requested_bytes", n->dmem_requested, true);
-		ju64(o, "dmem_free_bytes", n->dmem_free, true);
-		ju64(o, "dmem_used_bytes", n->dmem_used, true);
-		jsrc(o, "dmem_source", n->dmem_src, false);
-		g_string_append(o, "}");
-	}
-	g_string_append(o, "]},\"models\":[");
-	for (int m = 0, first = 1; m < CAP_M_COUNT; m++) {
-		const cap_model *md = &r->models[m];
-		uint64_t meta;
-
-		if (!r->present[m])
-			continue;
-		meta = cap_model_meta_total(h, md);
-		g_string_append_printf(o, "%s{", first ? "" : ",");
-		first = 0;
-		jkey(o, "id");
-		jstr(o, md->key);
-		g_string_append(o, ",");
-		jkey(o, "name");
-		jstr(o, md->name);
-		g_string_append(o, ",");
-		ju64(o, "page_bytes", md->page, true);
-		ju64(o, "metadata_bytes", meta, true);
-		jkey(o, "metadata_percent");
-		g_string_append_printf(o, "%s,", g_ascii_formatd(num, sizeof(num), "%.6f",
-								 pct(meta, ram)));
-		jsrc(o, "metadata_source", md->meta_src, true);
-		ju64(o, "pool_bytes", cap_model_pool_total(h, md), true);
-		jsrc(o, "pool_source", md->pool_src, true);
-		g_string_append(o, "\"nodes\":[");
-		for (int i = 0; i < h->nnodes; i++) {
-			g_string_append_printf(o, "%s{", i ? "," : "");
-			ju64(o, "node", (uint64_t)h->node[i].id, true);
-			ju64(o, "metadata_bytes", md->meta[i], true);
-			ju64(o, "pool_bytes", md->pool[i], true);
-			ju64(o, "host_left_bytes", md->host_left[i], false);
-			g_string_append(o, "}");
-		}
-		g_string_append(o, "]}");
-	}
-	g_string_append(o, "],\"shapes\":[");
-	for (int s = 0; s < r->nshapes; s++) {
-		const cap_shape *sh = r->shapes[s];
-
-		g_string_append_printf(o, "%s{", s ? "," : "");
-		jkey(o, "name");
-		jstr(o, sh->name);
-		g_string_append(o, ",");
-		jkey(o, "origin");
-		jstr(o, sh->origin);
-		g_string_append(o, ",");
-		ju64(o, "bytes", cap_shape_total(sh), true);
-		g_string_append(o, "\"cells\":[");
-		for (int c = 0; c < sh->ncells; c++) {
-			g_string_append_printf(o, "%s{", c ? "," : "");
-			ju64(o, "cell", (uint64_t)c, true);
-			ju64(o, "bytes", sh->cell[c].bytes, true);
-			g_string_append(o, "\"host_nodes\":[");
-			for (int i = 0, f = 0; i < h->nnodes; i++)
-				if (sh->cell[c].mask & (UINT64_C(1) << i))
-					g_string_append_printf(o, "%s%d", f++ ? "," : "",
-							       h->node[i].id);
-			g_string_append(o, "]}");
-		}
-		g_string_append(o, "],\"fit\":[");
-		for (int m = 0, first = 1; m < CAP_M_COUNT; m++) {
-			const cap_fit_result *f = &r->fits[s * CAP_M_COUNT + m];
-
-			if (!r->present[m])
-				continue;
-			g_string_append_printf(o, "%s{", first ? "" : ",");
-			first = 0;
-			jkey(o, "model");
-			jstr(o, r->models[m].key);
-			g_string_append(o, ",");
-			ju64(o, "per_host", f->per_host, true);
-			jsrc(o, "source", CAP_SRC_MODELLED, true);
-			jkey(o, "pool_source");
-			jstr(o, cap_source_name(r->models[m].pool_src));
-			g_string_append(o, ",\"cells_per_node\":[");
-			for (int i = 0; i < h->nnodes; i++) {
-				g_string_append_printf(o, "%s{", i ? "," : "");
-				ju64(o, "node", (uint64_t)h->node[i].id, true);
-				ju64(o, "cells", f->cells_on[i], false);
-				g_string_append(o, "}");
-			}
-			g_string_append(o, "]}");
-		}
-		g_string_append(o, "]}");
-	}
-	g_string_append(o, "],");
+	json_builder_begin_object(b);
+	jstr(b, "tool", "dmem-capacity");
+	jint(b, "format", 1);
+	jstr(b, "mode", r->host->live ? "live" : "planning");
+	json_host(b, r->host);
+	json_models(b, r);
+	json_builder_set_member_name(b, "shapes");
+	json_builder_begin_array(b);
+	for (int s = 0; s < r->nshapes; s++)
+		json_shape(b, r, s);
+	json_builder_end_array(b);
 	if (r->recommend) {
 		g_autofree char *p = recommend_param(r);
 
-		g_string_append(o, "\"recommend\":{");
-		jkey(o, "dmem");
-		jstr(o, p);
-		g_string_append(o, ",");
-		ju64(o, "keep_bytes", r->keep, true);
-		ju64(o, "align_bytes", cap_dmem_align(h), true);
-		jkey(o, "keep_uneven");
-		g_string_append_printf(o, "%s},", r->keep_uneven ? "true" : "false");
+		json_builder_set_member_name(b, "recommend");
+		json_builder_begin_object(b);
+		jstr(b, "dmem", p);
+		jint(b, "keep_bytes", r->keep);
+		jint(b, "align_bytes", cap_dmem_align(r->host));
+		json_builder_set_member_name(b, "keep_uneven");
+		json_builder_add_boolean_value(b, r->keep_uneven);
+		json_builder_end_object(b);
 	}
-	g_string_append(o, "\"warnings\":[");
-	for (int i = 0; i < r->nwarnings; i++) {
-		if (i)
-			g_string_append_c(o, ',');
-		jstr(o, r->warnings[i]);
-	}
-	g_string_append(o, "]}\n");
-	return g_string_free(o, FALSE);
+	json_builder_set_member_name(b, "warnings");
+	json_builder_begin_array(b);
+	for (int i = 0; i < r->nwarnings; i++)
+		json_builder_add_string_value(b, r->warnings[i]);
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	root = json_builder_get_root(b);
+	json_generator_set_root(gen, root);
+	text = json_generator_to_data(gen, NULL);
+	return g_strconcat(text, "\n", NULL);
 }
 
 static void xesc(GString *o, const char *s)

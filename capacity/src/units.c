@@ -1,12 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Size and node-name parsing.  All units are binary: K = KiB, G = GiB. */
-#include <ctype.h>
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <glib.h>
-
 #include "capacity.h"
 
 uint64_t cap_round_up(uint64_t v, uint64_t a)
@@ -43,37 +36,35 @@ static int unit_shift(const char *u, unsigned *shift)
 	return -1;
 }
 
-int cap_parse_size(const char *s, uint64_t *out, char **err)
+gboolean cap_parse_size(const char *s, uint64_t *out, GError **error)
 {
 	const char *p = s;
-	uint64_t whole = 0, frac_num = 0, frac_den = 1;
+	uint64_t whole = 0, frac_num = 0, frac_den = 1, v;
 	bool digits = false;
 	unsigned shift;
 
 	if (!s || !*s) {
-		*err = g_strdup("empty size");
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "empty size");
+		return FALSE;
 	}
-	while (isspace((unsigned char)*p))
+	while (g_ascii_isspace(*p))
 		p++;
 	if (*p == '-') {
-		*err = g_strdup_printf("negative size '%s'", s);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "negative size '%s'", s);
+		return FALSE;
 	}
 	if (*p == '+')
 		p++;
-	while (isdigit((unsigned char)*p)) {
-		if (whole > (UINT64_MAX - 9) / 10) {
-			*err = g_strdup_printf("size '%s' is too large", s);
-			return -1;
-		}
+	while (g_ascii_isdigit(*p)) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			goto too_large;
 		whole = whole * 10 + (uint64_t)(*p - '0');
 		digits = true;
 		p++;
 	}
 	if (*p == '.') {
 		p++;
-		while (isdigit((unsigned char)*p)) {
+		while (g_ascii_isdigit(*p)) {
 			if (frac_den < UINT64_C(1000000000)) {
 				frac_num = frac_num * 10 + (uint64_t)(*p - '0');
 				frac_den *= 10;
@@ -83,69 +74,56 @@ int cap_parse_size(const char *s, uint64_t *out, char **err)
 		}
 	}
 	if (!digits) {
-		*err = g_strdup_printf("size '%s' has no number", s);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "size '%s' has no number", s);
+		return FALSE;
 	}
 	if (!*p) {
-		*err = g_strdup_printf("size '%s' has no unit (use B, K, M, G, T or P)", s);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "size '%s' has no unit (use B, K, M, G, T or P)", s);
+		return FALSE;
 	}
 	if (unit_shift(p, &shift) < 0) {
-		*err = g_strdup_printf("unknown unit '%s' in size '%s' (use B, K, M, G, T or P; binary multiples)",
-				       p, s);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "unknown unit '%s' in size '%s' (use B, K, M, G, T or P; binary multiples)",
+			    p, s);
+		return FALSE;
 	}
-	if (shift < 64 && whole > (UINT64_MAX >> shift)) {
-		*err = g_strdup_printf("size '%s' is too large", s);
-		return -1;
-	}
-	uint64_t v = whole << shift;
+	if (shift < 64 && whole > (UINT64_MAX >> shift))
+		goto too_large;
+	v = whole << shift;
 	if (frac_num) {
 		/* frac_num / frac_den of one unit, exact in 128 bits */
 		unsigned __int128 f = ((unsigned __int128)frac_num << shift) / frac_den;
-		if ((unsigned __int128)UINT64_MAX - v < f) {
-			*err = g_strdup_printf("size '%s' is too large", s);
-			return -1;
-		}
+
+		if ((unsigned __int128)UINT64_MAX - v < f)
+			goto too_large;
 		v += (uint64_t)f;
 	}
 	if (v == 0) {
-		*err = g_strdup_printf("size '%s' is zero", s);
-		return -1;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "size '%s' is zero", s);
+		return FALSE;
 	}
 	*out = v;
-	return 0;
+	return TRUE;
+too_large:
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "size '%s' is too large", s);
+	return FALSE;
 }
 
-/* "node3", "3" -> 3; *end is left after the digits */
-int cap_parse_node_prefix(const char *s, const char **end, int *id, char **err)
+/* "node3" or "3" */
+gboolean cap_parse_node(const char *s, int *id, GError **error)
 {
 	const char *p = g_str_has_prefix(s, "node") ? s + 4 : s;
-	char *e;
-	long v;
+	guint64 v;
 
-	errno = 0;
-	v = isdigit((unsigned char)*p) ? strtol(p, &e, 10) : -1;
-	if (v < 0 || errno || v >= 1024) {
-		*err = g_strdup_printf("bad node name '%s' (use nodeN or N)", s);
-		return -1;
+	if (!g_ascii_isdigit(*p) ||
+	    !g_ascii_string_to_unsigned(p, 10, 0, DMEM_MAX_NODES - 1, &v, NULL)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "bad node name '%s' (use nodeN or N)",
+			    s);
+		return FALSE;
 	}
 	*id = (int)v;
-	*end = e;
-	return 0;
-}
-
-int cap_parse_node(const char *s, int *id, char **err)
-{
-	const char *end;
-
-	if (cap_parse_node_prefix(s, &end, id, err) < 0)
-		return -1;
-	if (*end) {
-		*err = g_strdup_printf("bad node name '%s' (use nodeN or N)", s);
-		return -1;
-	}
-	return 0;
+	return TRUE;
 }
 
 char *cap_format_size(uint64_t b)

@@ -3,12 +3,14 @@
  * Host unit tests for dmem-capacity.  Library-level tests call the code
  * directly; the cli tests run build/bin/dmem-capacity ($CAP_BIN) and check
  * its exit code, its stderr line, its JSON (parsed back with json-glib) and
- * its SVG (parsed back with libxml2).
+ * its SVG (parsed back with libxml2), and hold its domain shapes against
+ * build/bin/dmemfs-hook --plan ($HOOK_BIN) on the same XML.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <gio/gio.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -21,22 +23,22 @@
 #define M(x) ((uint64_t)(x) * CAP_MIB)
 
 static char *tmpdir;
-static const char *cap_bin;
+static const char *cap_bin, *hook_bin;
 
 /* ---- helpers ---------------------------------------------------------- */
 
 static void planning_host(cap_host *h, const char *host, const char *dmem)
 {
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
 	cap_host_init(h);
-	g_assert_cmpint(cap_parse_host_spec(h, host, &err), ==, 0);
-	g_assert_null(err);
+	g_assert_true(cap_parse_host_spec(h, host, &err));
+	g_assert_no_error(err);
 	if (dmem) {
-		g_assert_cmpint(cap_parse_dmem_spec(h, dmem, &err), ==, 0);
-		g_assert_null(err);
+		g_assert_true(cap_parse_dmem_spec(h, dmem, &err));
+		g_assert_no_error(err);
 	}
-	g_assert_cmpint(cap_host_validate(h, &err), ==, 0);
+	g_assert_true(cap_host_validate(h, &err));
 }
 
 static void std_host(cap_host *h)
@@ -46,13 +48,11 @@ static void std_host(cap_host *h)
 
 static cap_shape *spec(const cap_host *h, const char *s)
 {
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 	cap_shape *sh = cap_shape_from_spec(h, s, &err);
 
-	if (!sh)
-		g_test_message("spec %s: %s", s, err);
+	g_assert_no_error(err);
 	g_assert_nonnull(sh);
-	g_free(err);
 	return sh;
 }
 
@@ -174,6 +174,35 @@ static JsonNode *run_json(const char *const *args)
 	return out ? parse_json(out) : NULL;
 }
 
+/* dmemfs-hook --plan --pagesize 2M < path, parsed (NULL on failure) */
+static JsonNode *hook_plan(const char *path)
+{
+	g_autoptr(GSubprocessLauncher) l = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+	g_autoptr(GSubprocess) p = NULL;
+	g_autoptr(GError) ge = NULL;
+	g_autofree char *out = NULL;
+
+	g_subprocess_launcher_set_stdin_file_path(l, path);
+	p = g_subprocess_launcher_spawn(l, &ge, hook_bin, "--plan", "--pagesize", "2M", NULL);
+	if (!p || !g_subprocess_communicate_utf8(p, NULL, NULL, &out, NULL, &ge) ||
+	    !g_subprocess_get_if_exited(p) || g_subprocess_get_exit_status(p) != 0) {
+		g_test_message("%s --plan < %s: %s", hook_bin, path, ge ? ge->message : "failed");
+		return NULL;
+	}
+	return parse_json(out);
+}
+
+/* [1, 2] -> "1,2" */
+static char *int_list(JsonArray *a)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint i = 0; a && i < json_array_get_length(a); i++)
+		g_string_append_printf(s, "%s%" G_GINT64_FORMAT, i ? "," : "",
+				       json_array_get_int_element(a, i));
+	return g_string_free(s, FALSE);
+}
+
 static JsonObject *find_by(JsonArray *a, const char *key, const char *val)
 {
 	for (guint i = 0; a && i < json_array_get_length(a); i++) {
@@ -211,11 +240,11 @@ static void test_sizes(void)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(ok); i++) {
 		uint64_t v = 0;
-		char *err = NULL;
+		g_autoptr(GError) err = NULL;
 
-		g_assert_cmpint(cap_parse_size(ok[i].in, &v, &err), ==, 0);
+		g_assert_true(cap_parse_size(ok[i].in, &v, &err));
+		g_assert_no_error(err);
 		g_assert_cmpuint(v, ==, ok[i].out);
-		g_free(err);
 	}
 }
 
@@ -230,27 +259,27 @@ static void test_bad_sizes(void)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		uint64_t v = 0;
-		char *err = NULL;
+		g_autoptr(GError) err = NULL;
 
-		g_assert_cmpint(cap_parse_size(bad[i].in, &v, &err), ==, -1);
+		g_assert_false(cap_parse_size(bad[i].in, &v, &err));
 		g_assert_nonnull(err);
-		if (err && !strstr(err, bad[i].msg))
-			g_test_fail_printf("'%s': message '%s' lacks '%s'", bad[i].in, err, bad[i].msg);
-		g_free(err);
+		if (err && !strstr(err->message, bad[i].msg))
+			g_test_fail_printf("'%s': message '%s' lacks '%s'", bad[i].in, err->message,
+					   bad[i].msg);
 	}
 }
 
 static void test_nodes(void)
 {
 	int id = -1;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
-	g_assert_cmpint(cap_parse_node("node3", &id, &err), ==, 0);
+	g_assert_true(cap_parse_node("node3", &id, &err));
 	g_assert_cmpint(id, ==, 3);
-	g_assert_cmpint(cap_parse_node("1", &id, &err), ==, 0);
+	g_assert_true(cap_parse_node("1", &id, &err));
 	g_assert_cmpint(id, ==, 1);
-	g_assert_cmpint(cap_parse_node("nodeX", &id, &err), ==, -1);
-	g_free(err);
+	g_assert_false(cap_parse_node("nodeX", &id, &err));
+	g_assert_nonnull(err);
 }
 
 /* ---- model arithmetic -------------------------------------------------- */
@@ -328,26 +357,25 @@ static void test_reserve_split(void)
 static void test_host_specs(void)
 {
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
 	cap_host_init(&h);
-	g_assert_cmpint(cap_parse_host_spec(&h, "node0=1G,node0=2G", &err), ==, -1);
-	g_assert_nonnull(strstr(err, "given twice"));
-	g_clear_pointer(&err, g_free);
-	g_assert_cmpint(cap_parse_host_spec(&h, "node0=256G,node1=256G", &err), ==, 0);
-	g_assert_cmpint(cap_parse_dmem_spec(&h, "node5=1G", &err), ==, -1);
-	g_assert_cmpstr(err, ==, "--dmem: unknown node 'node5' (host has node0, node1)");
-	g_clear_pointer(&err, g_free);
-	g_assert_cmpint(cap_parse_dmem_spec(&h, "node0", &err), ==, -1);
-	g_clear_pointer(&err, g_free);
-	g_assert_cmpint(cap_parse_dmem_spec(&h, "node1=257G", &err), ==, 0);
-	g_assert_cmpint(cap_host_validate(&h, &err), ==, -1);
-	g_assert_nonnull(strstr(err, "exceeds"));
-	g_clear_pointer(&err, g_free);
-	g_assert_cmpint(cap_parse_dmem_spec(&h, "node1=3M", &err), ==, 0);
-	g_assert_cmpint(cap_host_validate(&h, &err), ==, -1);
-	g_assert_nonnull(strstr(err, "multiple of the dmem page size"));
-	g_free(err);
+	g_assert_false(cap_parse_host_spec(&h, "node0=1G,node0=2G", &err));
+	g_assert_nonnull(strstr(err->message, "given twice"));
+	g_clear_error(&err);
+	g_assert_true(cap_parse_host_spec(&h, "node0=256G,node1=256G", &err));
+	g_assert_false(cap_parse_dmem_spec(&h, "node5=1G", &err));
+	g_assert_cmpstr(err->message, ==, "--dmem: unknown node 'node5' (host has node0, node1)");
+	g_clear_error(&err);
+	g_assert_false(cap_parse_dmem_spec(&h, "node0", &err));
+	g_clear_error(&err);
+	g_assert_true(cap_parse_dmem_spec(&h, "node1=257G", &err));
+	g_assert_false(cap_host_validate(&h, &err));
+	g_assert_nonnull(strstr(err->message, "exceeds"));
+	g_clear_error(&err);
+	g_assert_true(cap_parse_dmem_spec(&h, "node1=3M", &err));
+	g_assert_false(cap_host_validate(&h, &err));
+	g_assert_nonnull(strstr(err->message, "multiple of the dmem page size"));
 }
 
 /* ---- fitting ---------------------------------------------------------- */
@@ -425,27 +453,28 @@ static void test_fit_rounding(void)
 static void test_bad_specs(void)
 {
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
 	std_host(&h);
 	g_assert_null(cap_shape_from_spec(&h, "4G@node7", &err));
-	g_assert_cmpstr(err, ==, "--guest '4G@node7': unknown node 'node7' (host has node0, node1)");
-	g_clear_pointer(&err, g_free);
+	g_assert_cmpstr(err->message, ==,
+			"--guest '4G@node7': unknown node 'node7' (host has node0, node1)");
+	g_clear_error(&err);
 	g_assert_null(cap_shape_from_spec(&h, "512K", &err));
-	g_assert_nonnull(strstr(err, "below the 1M minimum"));
-	g_clear_pointer(&err, g_free);
+	g_assert_nonnull(strstr(err->message, "below the 1M minimum"));
+	g_clear_error(&err);
 	g_assert_null(cap_shape_from_spec(&h, "2G+", &err));
-	g_assert_nonnull(strstr(err, "empty size"));
-	g_clear_pointer(&err, g_free);
+	g_assert_nonnull(strstr(err->message, "empty size"));
+	g_clear_error(&err);
 	g_assert_null(cap_shape_from_spec(&h, "2G@", &err));
-	g_free(err);
+	g_assert_nonnull(err);
 }
 
 /* ---- domain XML ------------------------------------------------------- */
 
 static const char numa_xml[] =
 	"<domain type='kvm'><name>vm-numa</name>"
-	"<memory unit='KiB'>8388608</memory>"
+	"<maxMemory slots='4' unit='GiB'>16</maxMemory><memory unit='KiB'>8388608</memory>"
 	"<cpu><numa><cell id='0' cpus='0-1' memory='4' unit='GiB'/>"
 	"<cell id='1' cpus='2-3' memory='4194304'/></numa></cpu>"
 	"<numatune><memory mode='strict' nodeset='0-1'/>"
@@ -454,20 +483,21 @@ static const char numa_xml[] =
 	"<devices><memory model='dimm'><target><size unit='MiB'>512</size><node>1</node>"
 	"</target></memory></devices></domain>";
 
-static cap_shape *xml_shape(const cap_host *h, const char *xml, char **err)
+static cap_shape *xml_shape(const cap_host *h, const char *xml, GError **err)
 {
-	return cap_shape_from_xml(h, xml, (int)strlen(xml), "test.xml", err);
+	return cap_shape_from_xml(h, xml, strlen(xml), "test.xml", err);
 }
 
 static void test_xml_numa(void)
 {
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 	cap_fit_result r;
 
 	std_host(&h);
 	s = xml_shape(&h, numa_xml, &err);
+	g_assert_no_error(err);
 	g_assert_nonnull(s);
 	if (!s)
 		return;
@@ -486,12 +516,13 @@ static void test_xml_numa(void)
 static void test_xml_total(void)
 {
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 
 	std_host(&h);
 	s = xml_shape(&h, "<domain><name>flat</name><memory>8388608</memory>"
 			  "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>", &err);
+	g_assert_no_error(err);
 	g_assert_nonnull(s);
 	if (!s)
 		return;
@@ -503,6 +534,7 @@ static void test_xml_total(void)
 
 	/* decimal GB, aligned up to 1 MiB like libvirt: 4e9 -> 3815 MiB */
 	s = xml_shape(&h, "<domain><memory unit='GB'>4</memory></domain>", &err);
+	g_assert_no_error(err);
 	g_assert_nonnull(s);
 	if (s)
 		g_assert_cmpuint(s->cell[0].bytes, ==, M(3815));
@@ -514,17 +546,17 @@ static void test_xml_bad(void)
 	static const struct {
 		const char *xml, *msg;
 	} bad[] = {
-		{ "<domain><memory unit='XB'>4</memory></domain>", "unknown unit 'XB'" },
-		{ "<domain><memory>0</memory></domain>", "zero size" },
-		{ "<domain><memory>-5</memory></domain>", "negative size" },
+		{ "<domain><memory unit='XB'>4</memory></domain>", "unknown memory unit 'XB'" },
+		{ "<domain><memory>0</memory></domain>", "memory size is 0" },
+		{ "<domain><memory>-5</memory></domain>", "invalid memory size '-5'" },
 		{ "<domain><memory>4</memory><numatune><memory nodeset='3'/></numatune></domain>",
 		  "unknown node 'node3'" },
-		{ "<domain><memory>4", "not well-formed" },
+		{ "<domain><memory>4", "malformed domain XML" },
 		{ "<network/>", "not <domain>" },
 		{ "<domain><name>x</name></domain>", "no <memory>" },
 		{ "<domain><cpu><numa><cell id='0' memory='1' unit='G'/></numa></cpu>"
 		  "<numatune><memnode cellid='4' nodeset='0'/></numatune></domain>",
-		  "names no NUMA cell" },
+		  "cellid '4' is not a guest NUMA cell" },
 		{ "<!DOCTYPE domain [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>"
 		  "<domain><name>&x;</name><memory>4</memory></domain>", "DOCTYPE" },
 		{ "<!DOCTYPE domain [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">"
@@ -537,7 +569,7 @@ static void test_xml_bad(void)
 
 	std_host(&h);
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-		char *err = NULL;
+		g_autoptr(GError) err = NULL;
 		cap_shape *s = xml_shape(&h, bad[i].xml, &err);
 
 		if (s) {
@@ -545,10 +577,129 @@ static void test_xml_bad(void)
 			cap_shape_free(s);
 			continue;
 		}
-		if (!err || !strstr(err, bad[i].msg))
-			g_test_fail_printf("case %zu: message '%s' lacks '%s'", i, err, bad[i].msg);
-		g_free(err);
+		if (!err || !strstr(err->message, bad[i].msg))
+			g_test_fail_printf("case %zu: message '%s' lacks '%s'", i,
+					   err ? err->message : "", bad[i].msg);
 	}
+}
+
+/*
+ * libvirt nodesets apply left to right: "^1,1-2" is nodes 1-2 and
+ * "0-3,^2,2" all four.  Each cell is bound where the hook binds its file;
+ * the DIMM, bound elsewhere than its guest cell, is a cell of its own.
+ */
+static const char caret_xml[] =
+	"<domain type='kvm'><name>vm-caret</name>"
+	"<uuid>5d2b7c1e-3f4a-4b6c-8d9e-0a1b2c3d4e5f</uuid>"
+	"<maxMemory slots='2' unit='GiB'>32</maxMemory><memory unit='GiB'>9</memory>"
+	"<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/>"
+	"<cell id='1' cpus='1' memory='2' unit='GiB'/>"
+	"<cell id='2' cpus='2' memory='4' unit='GiB'/></numa></cpu>"
+	"<numatune><memory mode='strict' nodeset='0-3,^1'/>"
+	"<memnode cellid='0' mode='strict' nodeset='^1,1-2'/>"
+	"<memnode cellid='1' mode='strict' nodeset='0-3,^2,2'/></numatune>"
+	"<devices><memory model='dimm'><source><nodemask>0-3,^0,^3</nodemask></source>"
+	"<target><size unit='GiB'>1</size><node>2</node></target></memory></devices></domain>";
+
+static void test_xml_caret_as_hook(void)
+{
+	static const char *const want[] = { "1,2", "0,1,2,3", "0,2,3", "1,2" };
+	g_autofree char *xml = write_tmp("caret.xml", caret_xml);
+	const char *args[] = { "--host", "node0=64G,node1=64G,node2=64G,node3=64G", "--xml", xml,
+			       "--json", NULL };
+	JsonNode *cap = run_json(args), *hook = hook_plan(xml);
+	JsonArray *cells, *backends;
+
+	g_assert_nonnull(cap);
+	g_assert_nonnull(hook);
+	if (!cap || !hook)
+		return;
+	cells = json_object_get_array_member(
+		json_array_get_object_element(
+			json_object_get_array_member(json_node_get_object(cap), "shapes"), 0),
+		"cells");
+	backends = json_object_get_array_member(json_node_get_object(hook), "backends");
+	g_assert_cmpuint(json_array_get_length(cells), ==, G_N_ELEMENTS(want));
+	g_assert_cmpuint(json_array_get_length(backends), ==, G_N_ELEMENTS(want));
+	for (guint i = 0; i < G_N_ELEMENTS(want) && i < json_array_get_length(cells) &&
+			  i < json_array_get_length(backends); i++) {
+		JsonObject *c = json_array_get_object_element(cells, i);
+		JsonObject *b = json_array_get_object_element(backends, i);
+		g_autofree char *cn = int_list(json_object_get_array_member(c, "host_nodes"));
+		g_autofree char *bn = int_list(json_object_get_array_member(b, "host_nodes"));
+
+		g_assert_cmpstr(cn, ==, want[i]);
+		g_assert_cmpstr(bn, ==, want[i]);
+		/* whole GiBs: the hook's 2M-rounded file is what libvirt asks */
+		g_assert_cmpint(json_object_get_int_member(c, "bytes"), ==,
+				json_object_get_int_member(b, "size"));
+	}
+	json_node_unref(cap);
+	json_node_unref(hook);
+}
+
+/* A DIMM on a guest cell the domain does not have is refused, as the hook refuses it. */
+static void test_xml_dimm_bad_node(void)
+{
+	static const char *const nodes[] = { "2", "-1", "x" };
+	cap_host h;
+
+	std_host(&h);
+	for (size_t i = 0; i < G_N_ELEMENTS(nodes); i++) {
+		g_autofree char *xml = g_strdup_printf(
+			"<domain><name>vm-dimm</name><maxMemory slots='2' unit='GiB'>16</maxMemory>"
+			"<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/>"
+			"<cell id='1' cpus='1' memory='2' unit='GiB'/></numa></cpu>"
+			"<devices><memory model='dimm'><target><size unit='GiB'>1</size>"
+			"<node>%s</node></target></memory></devices></domain>", nodes[i]);
+		g_autofree char *want = g_strdup_printf(
+			"test.xml: memory device target node '%s' is not a guest NUMA cell", nodes[i]);
+		g_autoptr(GError) err = NULL;
+		g_autoptr(cap_shape) s = xml_shape(&h, xml, &err);
+
+		g_assert_null(s);
+		g_assert_nonnull(err);
+		if (err)
+			g_assert_cmpstr(err->message, ==, want);
+		if (i == 0) {
+			g_autofree char *path = write_tmp("dimm-node2.xml", xml);
+			const char *args[] = { "--host", "node0=256G,node1=256G", "--xml", path, NULL };
+			g_autofree char *out = NULL, *cerr = NULL;
+
+			g_assert_cmpint(run_cli(args, &out, &cerr), ==, 2);
+			g_assert_nonnull(strstr(cerr, "memory device target node '2' is not a guest NUMA cell\n"));
+			g_assert_cmpstr(out, ==, "");
+		}
+	}
+}
+
+/*
+ * A guest on hugetlbfs (<hugepages>, a DIMM with <source><pagesize>) has a
+ * shape like any other: the hook refuses to serve it from dmem, but the
+ * report sizes it, to compare dmem with what the host runs today.
+ */
+static void test_xml_hugepages_shape(void)
+{
+	static const char xml[] =
+		"<domain><name>vm-huge</name><maxMemory slots='2' unit='GiB'>16</maxMemory>"
+		"<memoryBacking><hugepages><page size='1' unit='GiB'/></hugepages></memoryBacking>"
+		"<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/>"
+		"<cell id='1' cpus='1' memory='2' unit='GiB'/></numa></cpu>"
+		"<devices><memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source>"
+		"<target><size unit='GiB'>1</size><node>1</node></target></memory></devices></domain>";
+	cap_host h;
+	g_autoptr(GError) err = NULL;
+	g_autoptr(cap_shape) s = NULL;
+
+	std_host(&h);
+	s = xml_shape(&h, xml, &err);
+	g_assert_no_error(err);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpint(s->ncells, ==, 2);
+	g_assert_cmpuint(s->cell[0].bytes, ==, G(2));
+	g_assert_cmpuint(s->cell[1].bytes, ==, G(3));	/* + the DIMM on cell 1 */
 }
 
 /* ---- live tree -------------------------------------------------------- */
@@ -557,11 +708,12 @@ static void test_live_tree(void)
 {
 	g_autofree char *root = fake_root(true);
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 
 	cap_host_init(&h);
-	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_true(cap_host_from_root(&h, root, &err));
+	g_assert_no_error(err);
 	g_assert_true(h.live);
 	g_assert_true(h.has_dmem);
 	g_assert_cmpint(h.nnodes, ==, 2);
@@ -586,7 +738,7 @@ static void test_live_tree(void)
 					       NULL);
 	g_assert_true(g_file_set_contents(bs, "80000000\n", -1, NULL));
 	cap_host_init(&h);
-	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_true(cap_host_from_root(&h, root, &err));
 	g_assert_cmpuint(h.node[0].ram, ==, G(256));
 	g_assert_cmpuint(h.node[0].blocks_bytes, ==, G(256));
 	g_assert_true(g_file_set_contents(bs, "8000000\n", -1, NULL));
@@ -596,10 +748,11 @@ static void test_live_fallback(void)
 {
 	g_autofree char *root = fake_root(false);
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
 	cap_host_init(&h);
-	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, 0);
+	g_assert_true(cap_host_from_root(&h, root, &err));
+	g_assert_no_error(err);
 	g_assert_false(h.node[1].has_blocks);
 	g_assert_cmpint(h.node[1].ram_src, ==, CAP_SRC_MODELLED);
 	/* MemTotal 16252928 kB * 64/63 + 240 GiB */
@@ -610,12 +763,11 @@ static void test_live_missing(void)
 {
 	g_autofree char *root = g_build_filename(tmpdir, "nothing-here", NULL);
 	cap_host h;
-	char *err = NULL;
+	g_autoptr(GError) err = NULL;
 
 	cap_host_init(&h);
-	g_assert_cmpint(cap_host_from_root(&h, root, &err), ==, -1);
+	g_assert_false(cap_host_from_root(&h, root, &err));
 	g_assert_nonnull(err);
-	g_free(err);
 }
 
 /* ---- the binary ------------------------------------------------------- */
@@ -958,7 +1110,7 @@ static void test_cli_libvirt(void)
 
 int main(int argc, char **argv)
 {
-	g_autofree char *bin = NULL;
+	g_autofree char *bin = NULL, *hook = NULL;
 	int rc;
 
 	g_test_init(&argc, &argv, NULL);
@@ -967,6 +1119,11 @@ int main(int argc, char **argv)
 	if (!cap_bin) {
 		bin = g_build_filename(g_get_current_dir(), "build/bin/dmem-capacity", NULL);
 		cap_bin = bin;
+	}
+	hook_bin = g_getenv("HOOK_BIN");
+	if (!hook_bin) {
+		hook = g_build_filename(g_get_current_dir(), "build/bin/dmemfs-hook", NULL);
+		hook_bin = hook;
 	}
 	tmpdir = g_dir_make_tmp("dmem-capacity-XXXXXX", NULL);
 
@@ -985,6 +1142,9 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/xml/numa-cells-numatune-dimm", test_xml_numa);
 	g_test_add_func("/capacity/xml/total-memory-and-units", test_xml_total);
 	g_test_add_func("/capacity/xml/bad-input-and-entities", test_xml_bad);
+	g_test_add_func("/capacity/xml/caret-nodeset-as-hook-plan", test_xml_caret_as_hook);
+	g_test_add_func("/capacity/xml/dimm-unknown-cell-refused", test_xml_dimm_bad_node);
+	g_test_add_func("/capacity/xml/hugepages-guest-has-a-shape", test_xml_hugepages_shape);
 	g_test_add_func("/capacity/live/fake-tree", test_live_tree);
 	g_test_add_func("/capacity/live/memtotal-fallback", test_live_fallback);
 	g_test_add_func("/capacity/live/missing-root", test_live_missing);

@@ -111,10 +111,10 @@ static void test_config_file_and_env(void)
 		"[mounts]\n2M=/mnt/a/;/mnt/b\n[qemu]\nuser=qemu\n[wrapper]\ndefault_pagesize=1G\n",
 		-1, NULL));
 	g_setenv("DMEMFS_SYSFS_ROOT", "/tmp/fake-sysfs", TRUE);
-	g_setenv("DMEMFS_MOUNT_1G", "/tmp/one-g", TRUE);
+	g_setenv("DMEMFS_1G_MOUNT", "/tmp/one-g", TRUE);
 	c = dmem_config_load_file(p, TRUE, &e);
 	g_unsetenv("DMEMFS_SYSFS_ROOT");
-	g_unsetenv("DMEMFS_MOUNT_1G");
+	g_unsetenv("DMEMFS_1G_MOUNT");
 	g_assert_no_error(e);
 	g_assert_cmpuint(c->mounts[1]->len, ==, 2);
 	g_assert_cmpstr(g_ptr_array_index(c->mounts[1], 0), ==, "/mnt/a");
@@ -179,16 +179,27 @@ static void test_stats(void)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(GArray) s = NULL;
 	g_autofree char *junk = g_build_filename(t->sysfs, "nodeX", NULL);
+	g_autofree char *pinned = g_build_filename(t->sysfs, "node1", "pinned_bytes", NULL);
+	g_autofree char *poisoned = g_build_filename(t->sysfs, "node1", "poisoned_bytes", NULL);
 	g_autofree char *bad = NULL;
 
 	test_tree_set_node(t, 1, 8ULL << 30, 6ULL << 30);
 	test_tree_set_node(t, 0, 4ULL << 30, 1ULL << 30);
 	g_mkdir(junk, 0755); /* ignored */
+	/* optional files: 0 where the kernel does not have them */
+	test_tree_set_requested(t, 1, 9ULL << 30);
+	g_assert_true(g_file_set_contents(pinned, "2097152\n", -1, NULL));
+	g_assert_true(g_file_set_contents(poisoned, "4096\n", -1, NULL));
 	s = dmem_stats_read(t->sysfs, &e);
 	g_assert_no_error(e);
 	g_assert_cmpuint(s->len, ==, 2);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).node, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).requested_bytes, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).pinned_bytes, ==, 0);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).used_bytes, ==, 2ULL << 30);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).requested_bytes, ==, 9ULL << 30);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).pinned_bytes, ==, 2097152);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).poisoned_bytes, ==, 4096);
 	g_assert_cmpuint(dmem_stats_free(s, 1), ==, 6ULL << 30);
 	g_assert_cmpuint(dmem_stats_free(s, 7), ==, 0);
 	g_clear_pointer(&s, g_array_unref);

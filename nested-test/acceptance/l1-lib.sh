@@ -78,7 +78,7 @@ acc_mount_dmemfs() {
 
 # make install DESTDIR= into the overlay root, then the configuration.
 acc_install() {
-	make -C "$TOP" --no-print-directory -o userspace install DESTDIR= PREFIX="$PREFIX" \
+	make -C "$TOP" --no-print-directory -o userspace -o capacity install DESTDIR= PREFIX="$PREFIX" \
 		> /tmp/acc-install.log 2>&1 || { tail -3 /tmp/acc-install.log; return 1; }
 	cat > /etc/dmemfs-host.conf <<-CONF
 		# written by nested-test/acceptance/l1-lib.sh
