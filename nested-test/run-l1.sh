@@ -43,8 +43,8 @@ L1_BASE_TIMEOUT=${L1_BASE_TIMEOUT:-240}
 L1_TIMEOUT=${L1_TIMEOUT:-1800}
 L1_POWEROFF_GRACE=${L1_POWEROFF_GRACE:-30}
 # KASLR on, as hosts boot: the decompressor keeps the kernel image out of
-# dmem='s ranges (kernel patch 0032), and l1.dmem-reserved checks that each
-# node got all it asked for (requested_bytes) on every boot.
+# dmem='s ranges (the x86/boot/compressed/kaslr patch), and l1.dmem-reserved
+# checks that each node got all it asked for (requested_bytes) on every boot.
 L1_APPEND=${L1_APPEND-}
 L1_SCRIPT=${L1_SCRIPT:-$TOP/nested-test/l1-trunk.sh}
 QEMU=${QEMU:-qemu-system-x86_64}
