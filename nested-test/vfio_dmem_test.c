@@ -564,7 +564,8 @@ static long count_pin_events(const char *event, long *pages)
 /*
  * MAP_DMA takes the run of pfns behind each leaf in one step: one pin
  * per dpage (a 1G dpage: one pin of 262144 pages, not 262144 pins), and
- * UNMAP_DMA drops each in one step too.
+ * UNMAP_DMA drops contiguous runs at once, never more than one unpin per
+ * dpage.
  */
 TEST_F_TIMEOUT(vfio_dmem, one_pin_per_dpage, 300)
 {
@@ -582,7 +583,9 @@ TEST_F_TIMEOUT(vfio_dmem, one_pin_per_dpage, 300)
 	unmap(_metadata, self, 0, self->size);
 	dmem_trace("dmem_unpin", 0);
 	n = count_pin_events("dmem_unpin", &pages);
-	EXPECT_EQ(dpages, n) TH_LOG("UNMAP_DMA of %ld dpages: %ld unpins", dpages, n);
+	TH_LOG("UNMAP_DMA of %ld dpages: %ld unpins", dpages, n);
+	EXPECT_LE(1, n);
+	EXPECT_GE(dpages, n);
 	EXPECT_EQ((long)(self->size >> 12), pages);
 	expect_pins(_metadata, self, "after UNMAP_DMA", 0, 0, 0);
 	drop_file(self);
