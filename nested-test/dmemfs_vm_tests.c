@@ -21,28 +21,31 @@
 #endif
 
 
+struct fault_count {
+	char want[64];		/* "leaf=<size>K ret=0x100" */
+	long hits, other;	/* faults that mapped such a leaf, or another */
+};
+
+static void count_fault(const char *line, void *arg)
+{
+	struct fault_count *c = arg;
+
+	if (strstr(line, c->want))
+		c->hits++;
+	else if (strstr(line, "ret=0x100"))
+		c->other++;
+}
+
 /* Count the dmemfs_fault events in the trace buffer that mapped @leaf_kb. */
 static long count_faults(size_t leaf_kb, long *other)
 {
-	char line[512], want[64];
-	long hits = 0;
-	FILE *f;
+	struct fault_count c = { .hits = 0 };
 
-	*other = 0;
-	snprintf(want, sizeof(want), "leaf=%zuK ret=0x100", leaf_kb);
-	f = fopen(TRACING "/trace", "r");
-	if (!f)
+	snprintf(c.want, sizeof(c.want), "leaf=%zuK ret=0x100", leaf_kb);
+	if (dmem_trace_each("dmemfs_fault", count_fault, &c) < 0)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "dmemfs_fault:"))
-			continue;
-		if (strstr(line, want))
-			hits++;
-		else if (strstr(line, "ret=0x100"))
-			(*other)++;
-	}
-	fclose(f);
-	return hits;
+	*other = c.other;
+	return c.hits;
 }
 
 enum leaf_opt { LEAF_PLAIN, LEAF_NOHUGEPAGE, LEAF_THP_DISABLE };

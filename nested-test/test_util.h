@@ -70,6 +70,32 @@ static inline int dmem_trace(const char *event, int on)
 	return write_str(path, on ? "1" : "0");
 }
 
+/*
+ * Call @fn(line, @arg) for each line of the trace buffer that records the
+ * dmem trace event @event.  Return how many there were, or -1 when the
+ * buffer cannot be read.
+ */
+static inline long dmem_trace_each(const char *event, void (*fn)(const char *, void *),
+				   void *arg)
+{
+	char line[512], want[64];
+	long n = 0;
+	FILE *f;
+
+	snprintf(want, sizeof(want), " %s: ", event);
+	f = fopen(TRACING "/trace", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, want)) {
+			n++;
+			fn(line, arg);
+		}
+	}
+	fclose(f);
+	return n;
+}
+
 #ifdef __KSELFTEST_HARNESS_H
 /*
  * --list: the names the harness runs (fixture.variant.test), for the

@@ -538,27 +538,18 @@ static void unmap(struct __test_metadata *_metadata, FIXTURE_DATA(vfio_dmem) *se
  * and the pages they covered (their nr= fields added up).  -1 if the
  * buffer cannot be read.
  */
+static void add_nr(const char *line, void *arg)
+{
+	const char *nr = strstr(line, " nr=");
+
+	if (nr)
+		*(long *)arg += strtol(nr + 4, NULL, 10);
+}
+
 static long count_pin_events(const char *event, long *pages)
 {
-	char line[512], want[32];
-	long events = 0;
-	FILE *f;
-
 	*pages = 0;
-	snprintf(want, sizeof(want), " %s: ", event);
-	f = fopen(TRACING "/trace", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		const char *nr = strstr(line, want) ? strstr(line, " nr=") : NULL;
-
-		if (nr) {
-			events++;
-			*pages += strtol(nr + 4, NULL, 10);
-		}
-	}
-	fclose(f);
-	return events;
+	return dmem_trace_each(event, add_nr, pages);
 }
 
 /*
