@@ -27,7 +27,7 @@ failed=0
 pass() { echo "PASS: accept.$1${2:+: $2}"; }
 fail() { echo "FAIL: accept.$1: $2"; failed=1; }
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission refuse-unservable reconnect soak soak-dmesg cleanup)
+	admission capacity-live refuse-unservable reconnect soak soak-dmesg cleanup)
 skip_all() {
 	local c
 	for c in "${CHECKS[@]}"; do [ "$c" = setup ] || fail "$c" "not run ($1)"; done
@@ -196,6 +196,32 @@ else
 	virsh undefine "$name" > /dev/null 2>&1
 fi
 
+# ---- 4b. what operators export, read while the admission guests run:
+# --prometheus equals the pool in sysfs and says no more guest of the shape
+# fits (the hook just refused one), --recommend gives a dmem= line
+capacity_live() {
+	local prom rec n k want got wrong='' fits
+	prom=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --prometheus 2> /tmp/acc-prom.err)
+	for n in 0 1; do
+		for k in total free used pinned poisoned; do
+			want=$(cat "$SYSFS/node$n/${k}_bytes" 2> /dev/null)
+			got=$(printf '%s\n' "$prom" | sed -n "s/^dmem_pool_${k}_bytes{node=\"$n\"} //p")
+			[ -n "$want" ] && [ "$got" = "$want" ] || wrong="$wrong node$n ${k}_bytes=${got:-none} (sysfs ${want:-none});"
+		done
+	done
+	fits=$(printf '%s\n' "$prom" | sed -n "s/^dmem_capacity_guests{shape=\"$shape\",model=\"dmem-free\"} //p")
+	[ "$fits" = 0 ] || wrong="$wrong dmem-free guests ${fits:-none}, the hook refused the next one;"
+	rec=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --recommend --json 2> /tmp/acc-rec.err |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["recommend"]["dmem"])' 2> /dev/null)
+	[[ $rec =~ ^!?[0-9]+[KMG]:[0-9]+[KMG]$ ]] || wrong="$wrong --recommend gave '${rec:-nothing}' ($(head -1 /tmp/acc-rec.err));"
+	if [ -z "$wrong" ]; then
+		pass capacity-live "--prometheus pool = sysfs on both nodes, 0 more guests of $shape fit; --recommend dmem=$rec"
+	else
+		wrong=${wrong%;}
+		fail capacity-live "${wrong# }"
+	fi
+}
+
 # ---- 4. admission: dmem-capacity's prediction from the live pool, then N+1 starts
 # auto: cells of a third of the smaller node's free pool (2 MiB multiples),
 # so that about three guests fit whatever dmem= the L1 boots with
@@ -214,6 +240,7 @@ acc_log "dmem-capacity --guest $shape (live): $N guests fit in the free pool"
 cat /tmp/acc-capacity.txt >&2
 if ! [ "${N:-x}" -ge 1 ] 2> /dev/null; then
 	fail admission "no prediction from dmem-capacity: $(head -1 /tmp/acc-cap.err)"
+	fail capacity-live "not run (no admission guests)"
 else
 	started=0 refused='' adm_err=''
 	for i in $(seq 0 "$N"); do
@@ -231,6 +258,7 @@ else
 	done
 	printf '%s\n' "$adm_err" | sed 's/^/[accept] virsh: /' >&2
 	peak="$(pool_mib)"
+	capacity_live
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1
