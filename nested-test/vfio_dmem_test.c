@@ -553,8 +553,11 @@ static long count_pin_events(const char *event, long *pages)
 }
 
 /*
- * MAP_DMA takes the run of pfns behind each leaf in one step: one pin
- * per dpage (a 1G dpage: one pin of 262144 pages, not 262144 pins), and
+ * MAP_DMA takes the run of pfns behind each leaf in one step: every pin
+ * covers a whole dpage (a 1G dpage: one pin of 262144 pages, not 262144
+ * pins).  Where two dpages are not physically contiguous, type1 drops the
+ * leaf it had looked ahead at and pins it again for the next IOMMU
+ * mapping, so there are between 1 and 2 pins a dpage, never one a page.
  * UNMAP_DMA drops contiguous runs at once, never more than one unpin per
  * dpage.
  */
@@ -566,8 +569,10 @@ TEST_F_TIMEOUT(vfio_dmem, one_pin_per_dpage, 300)
 	map_all(_metadata, self);
 	dmem_trace("dmem_pin", 0);
 	n = count_pin_events("dmem_pin", &pages);
-	EXPECT_EQ(dpages, n) TH_LOG("MAP_DMA of %ld dpages: %ld pins", dpages, n);
-	EXPECT_EQ((long)(self->size >> 12), pages);
+	TH_LOG("MAP_DMA of %ld dpages: %ld pins of %ld pages", dpages, n, pages);
+	EXPECT_LE(dpages, n);
+	EXPECT_GT(2 * dpages, n);
+	EXPECT_EQ(n << self->order, pages) TH_LOG("a pin that is not a whole dpage");
 	expect_pins(_metadata, self, "after MAP_DMA", self->size, 0, 1);
 
 	ASSERT_EQ(0, dmem_trace("dmem_unpin", 1));
