@@ -221,15 +221,23 @@ FIXTURE_VARIANT_ADD(hwpoison, 1G) {
 	.opts = "pagesize=1G", .ps = SZ_1G, .node = 1, .bad_off = (5UL << 20) + 3 * SZ_4K,
 };
 
+/* A dmemfs instance in a fresh directory under /tmp; its path in @dir. */
+static int mount_tmp(char *dir, const char *opts)
+{
+	strcpy(dir, "/tmp/hwpoison.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	if (!mount("none", dir, "dmemfs", 0, opts))
+		return 0;
+	rmdir(dir);
+	return -1;
+}
+
 FIXTURE_SETUP(hwpoison)
 {
 	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
-	strcpy(self->dir, "/tmp/hwpoison.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, variant->opts)) {
+	ASSERT_EQ(0, mount_tmp(self->dir, variant->opts))
 		TH_LOG("mount dmemfs %s: %s", variant->opts, strerror(errno));
-		rmdir(self->dir);
-	}
 	self->mounted = 1;
 }
 
@@ -317,12 +325,8 @@ FIXTURE(alloc) {
 FIXTURE_SETUP(alloc)
 {
 	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
-	strcpy(self->dir, "/tmp/hwpoison-alloc.XXXXXX");
-	ASSERT_NE(NULL, mkdtemp(self->dir));
-	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, "pagesize=1G")) {
+	ASSERT_EQ(0, mount_tmp(self->dir, "pagesize=1G"))
 		TH_LOG("mount dmemfs pagesize=1G: %s", strerror(errno));
-		rmdir(self->dir);
-	}
 }
 
 FIXTURE_TEARDOWN(alloc)
@@ -407,18 +411,6 @@ static void *fallocate_on_node1(void *arg)
 		f->err = errno;
 	f->done = 1;
 	return NULL;
-}
-
-/* A dmemfs instance in a fresh directory under /tmp; its path in @dir. */
-static int mount_tmp(char *dir, const char *opts)
-{
-	strcpy(dir, "/tmp/hwpoison-mnt.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	if (!mount("none", dir, "dmemfs", 0, opts))
-		return 0;
-	rmdir(dir);
-	return -1;
 }
 
 /*
