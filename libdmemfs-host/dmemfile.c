@@ -70,7 +70,12 @@ int dmem_policy_to_mpol(const DmemPolicy *pol, unsigned long *mask, unsigned lon
 	return MPOL_DEFAULT;
 }
 
-static sigjmp_buf populate_jmp;
+/*
+ * The fallback touches pages under a SIGBUS handler of the process: one
+ * populate at a time when the hook preallocates cells in parallel.
+ */
+static GMutex populate_lock;
+static __thread sigjmp_buf populate_jmp;
 
 static void populate_sigbus(int sig)
 {
@@ -110,6 +115,7 @@ gboolean dmem_populate(int fd, guint64 size, guint64 pagesize, const DmemPolicy 
 		return FALSE;
 	}
 	/* no MADV_POPULATE_WRITE on VM_PFNMAP: touch each dpage, SIGBUS = pool empty */
+	g_mutex_lock(&populate_lock);
 	sa.sa_handler = populate_sigbus;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, &old);
@@ -119,12 +125,14 @@ gboolean dmem_populate(int fd, guint64 size, guint64 pagesize, const DmemPolicy 
 			p[off] = 0;
 	} else {
 		sigaction(SIGBUS, &old, NULL);
+		g_mutex_unlock(&populate_lock);
 		munmap(map, size);
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_NO_SPACE,
 			    "populate: SIGBUS (dmem pool exhausted)");
 		return FALSE;
 	}
 	sigaction(SIGBUS, &old, NULL);
+	g_mutex_unlock(&populate_lock);
 	munmap(map, size);
 	return TRUE;
 }
@@ -136,7 +144,7 @@ gboolean dmemfs_real_preallocate(int fd, guint64 size, guint64 pagesize, const D
 	int mode = dmem_policy_to_mpol(pol, mask, &maxnode);
 	int rc, err;
 
-	/* fallocate allocates under the task policy; the hook is single-threaded */
+	/* fallocate allocates under the calling thread's policy */
 	if (mode != MPOL_DEFAULT && set_mempolicy(mode, mask, maxnode) < 0) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "set_mempolicy %s: %s",
 			    dmem_policy_name(pol->mode), g_strerror(errno));

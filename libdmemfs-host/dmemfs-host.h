@@ -105,6 +105,9 @@ typedef struct {
 	guint64 requested_bytes; /* what dmem= asked */
 	guint64 pinned_bytes;    /* pinned by devices and KVM */
 	guint64 poisoned_bytes;  /* quarantined after memory errors */
+	/* free dmem the kernel zeroed in the background (has_zeroed: it says) */
+	guint64 zeroed_bytes;
+	gboolean has_zeroed;
 } DmemNodeStat;
 
 /* All nodeN directories under root, sorted by node. */

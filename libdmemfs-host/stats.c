@@ -43,6 +43,7 @@ GArray *dmem_stats_read(const char *root, GError **error)
 		{ "requested_bytes", G_STRUCT_OFFSET(DmemNodeStat, requested_bytes) },
 		{ "pinned_bytes", G_STRUCT_OFFSET(DmemNodeStat, pinned_bytes) },
 		{ "poisoned_bytes", G_STRUCT_OFFSET(DmemNodeStat, poisoned_bytes) },
+		{ "zeroed_bytes", G_STRUCT_OFFSET(DmemNodeStat, zeroed_bytes) },
 	};
 	g_autoptr(GArray) stats = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
 	g_autoptr(GDir) dir = NULL;
@@ -57,7 +58,7 @@ GArray *dmem_stats_read(const char *root, GError **error)
 	}
 	while ((name = g_dir_read_name(dir))) {
 		DmemNodeStat st = { 0 };
-		g_autofree char *sub = NULL;
+		g_autofree char *sub = NULL, *zeroed = NULL;
 		guint64 node;
 
 		if (!g_str_has_prefix(name, "node") ||
@@ -67,6 +68,7 @@ GArray *dmem_stats_read(const char *root, GError **error)
 		if (!g_file_test(sub, G_FILE_TEST_IS_DIR))
 			continue;
 		st.node = (guint)node;
+		zeroed = g_build_filename(sub, "zeroed_bytes", NULL);
 		if (!read_u64(sub, "total_bytes", &st.total_bytes, error) ||
 		    !read_u64(sub, "free_bytes", &st.free_bytes, error) ||
 		    !read_u64(sub, "used_bytes", &st.used_bytes, error))
@@ -79,6 +81,7 @@ GArray *dmem_stats_read(const char *root, GError **error)
 				      G_STRUCT_MEMBER_P(&st, optional[k].offset), error))
 				return NULL;
 		}
+		st.has_zeroed = st.zeroed_bytes || g_file_test(zeroed, G_FILE_TEST_EXISTS);
 		g_array_append_val(stats, st);
 	}
 	g_array_sort(stats, cmp_node);

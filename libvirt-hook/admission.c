@@ -78,6 +78,50 @@ static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_p
 	return pages == 0;
 }
 
+/*
+ * "; free: node0=N (Z zeroed) ..." for the nodes in @shown and every node
+ * with dmem.  "zeroed" is what the kernel already cleaned in the
+ * background: a guest gets it without waiting for it to be zeroed.
+ */
+static void describe_free(GString *s, DmemNodeset *shown, const GArray *stats)
+{
+	for (guint i = 0; i < stats->len; i++)
+		dmem_nodeset_set(shown, g_array_index(stats, DmemNodeStat, i).node);
+	g_string_append(s, "; free:");
+	if (dmem_nodeset_count(shown) == 0)
+		g_string_append(s, " no node has dmem");
+	for (guint n = 0; n < DMEM_MAX_NODES; n++) {
+		if (!dmem_nodeset_has(shown, n))
+			continue;
+		guint i = node_index(stats, n);
+		const DmemNodeStat *st;
+
+		if (i == G_MAXUINT) {
+			g_string_append_printf(s, " node%u=0 (no dmem)", n);
+			continue;
+		}
+		st = &g_array_index(stats, DmemNodeStat, i);
+		g_string_append_printf(s, " node%u=%" G_GUINT64_FORMAT, n, st->free_bytes);
+		if (st->has_zeroed)
+			g_string_append_printf(s, " (%" G_GUINT64_FORMAT " zeroed)", st->zeroed_bytes);
+		/* a boot that reserved less than the command line asked */
+		if (st->requested_bytes > st->total_bytes)
+			g_string_append_printf(s, " (pool short: %" G_GUINT64_FORMAT " of the %"
+					       G_GUINT64_FORMAT " bytes dmem= asked)",
+					       st->total_bytes, st->requested_bytes);
+	}
+}
+
+char *plan_pool_summary(const DomainPlan *plan, const GArray *stats)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	DmemNodeset shown = { 0 };
+
+	g_string_append_printf(s, "domain %s fits in the dmem pool", plan->uuid);
+	describe_free(s, &shown, stats);
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
 static char *describe(const DomainPlan *plan, const GArray *stats)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
@@ -100,29 +144,7 @@ static char *describe(const DomainPlan *plan, const GArray *stats)
 			g_string_append(s, " on any node");
 		}
 	}
-	for (guint i = 0; i < stats->len; i++)
-		dmem_nodeset_set(&shown, g_array_index(stats, DmemNodeStat, i).node);
-	g_string_append(s, "; free:");
-	if (dmem_nodeset_count(&shown) == 0)
-		g_string_append(s, " no node has dmem");
-	for (guint n = 0; n < DMEM_MAX_NODES; n++) {
-		if (!dmem_nodeset_has(&shown, n))
-			continue;
-		guint i = node_index(stats, n);
-		const DmemNodeStat *st;
-
-		if (i == G_MAXUINT) {
-			g_string_append_printf(s, " node%u=0 (no dmem)", n);
-			continue;
-		}
-		st = &g_array_index(stats, DmemNodeStat, i);
-		g_string_append_printf(s, " node%u=%" G_GUINT64_FORMAT, n, st->free_bytes);
-		/* a boot that reserved less than the command line asked */
-		if (st->requested_bytes > st->total_bytes)
-			g_string_append_printf(s, " (pool short: %" G_GUINT64_FORMAT " of the %"
-					       G_GUINT64_FORMAT " bytes dmem= asked)",
-					       st->total_bytes, st->requested_bytes);
-	}
+	describe_free(s, &shown, stats);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 

@@ -62,8 +62,12 @@ static int cmd_plan(int argc, char **argv)
 		g_autoptr(DmemConfig) cfg = dmem_config_load(&e);
 		g_autoptr(GArray) stats = cfg ? dmem_stats_read(cfg->sysfs_root, &e) : NULL;
 
+		g_autofree char *summary = NULL;
+
 		if (!stats || !plan_admit(plan, stats, &e))
 			return die(NULL, e->message);
+		summary = plan_pool_summary(plan, stats);
+		fprintf(stderr, "dmemfs-hook: %s\n", summary);
 	}
 	json = plan_to_json(plan);
 	printf("%s\n", json);

@@ -45,6 +45,8 @@ char *plan_to_json(const DomainPlan *plan);
 
 /* Admission control: does every backend fit in the free dmem of its nodes? */
 gboolean plan_admit(const DomainPlan *plan, const GArray *stats, GError **error);
+/* "domain U fits in the dmem pool; free: node0=N (Z zeroed) ..." */
+char *plan_pool_summary(const DomainPlan *plan, const GArray *stats);
 
 /* libvirt-style size: value + unit -> KiB as virDomainParseMemory() does */
 gboolean plan_parse_kib(const char *value, const char *unit, guint64 *kib, GError **error);

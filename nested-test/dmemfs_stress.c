@@ -30,7 +30,9 @@
  * tenant there is a cross-tenant leak); the instance's statfs use equals
  * the dpages its files hold (st_blocks) and FIEMAP shows as many extents;
  * no extent of any file covers the poisoned page except the dpage that
- * held it when it was hit.  After each seed: every worker unmounted its
+ * held it when it was hit.  The nodes' background zeroers clean freed
+ * dpages meanwhile: the seed fails unless they ran batches and the
+ * workers were handed dpages they had zeroed.  After each seed: every worker unmounted its
  * instances, the pool is back to where it started less the poisoned page,
  * and the kernel log has no warning.
  *
@@ -757,8 +759,30 @@ static char *kmsg_bad(int fd)
 	}
 }
 
+/* ---- the background zeroer raced the workers: its trace events */
+struct zero_count {
+	long batches, pages, zeroed_before, zeroed_now;
+};
+
+static void count_zero_event(const char *line, void *arg)
+{
+	struct zero_count *c = arg;
+	const char *nr = strstr(line, " nr=");
+
+	if (strstr(line, " dmem_zero_batch: ")) {
+		c->batches++;
+		c->pages += nr ? strtol(nr + 4, NULL, 10) : 0;
+	} else if (strstr(line, " ret=0 ")) {
+		if (strstr(line, "zeroed_now=1"))
+			c->zeroed_now++;
+		else
+			c->zeroed_before++;
+	}
+}
+
 static int run_seed(int s)
 {
+	struct zero_count zc = { 0 };
 	struct pool p0, p1;
 	int w, status, failed = 0, kfd;
 	char *bad;
@@ -774,6 +798,11 @@ static int run_seed(int s)
 		lseek(kfd, 0, SEEK_END);
 	printf("# seed %d: %d workers for %d s, pool free %llu B\n", s, opt_workers, opt_seconds,
 	       (unsigned long long)p0.free);
+	if (dmem_trace("dmem_zero_batch", 1) || dmem_trace("dmem_alloc_dpage", 1)) {
+		printf("FAIL: stress.seed-%d: cannot trace dmem_zero_batch and dmem_alloc_dpage\n", s);
+		return 1;
+	}
+	write_str(TRACING "/trace", "");
 	fflush(stdout);
 	for (w = 0; w < opt_workers; w++) {
 		pid = fork();
@@ -788,6 +817,17 @@ static int run_seed(int s)
 			failed = 1;
 		}
 	read_pool(&p1);
+	dmem_trace("dmem_zero_batch", 0);
+	dmem_trace("dmem_alloc_dpage", 0);
+	dmem_trace_each("dmem_zero_batch", count_zero_event, &zc);
+	dmem_trace_each("dmem_alloc_dpage", count_zero_event, &zc);
+	printf("# seed %d: the zeroers ran %ld batches (%ld pages) among the workers; %ld dpages were handed out zeroed before, %ld zeroed when allocated\n",
+	       s, zc.batches, zc.pages, zc.zeroed_before, zc.zeroed_now);
+	if (!zc.batches || !zc.zeroed_before) {
+		printf("FAIL: stress.seed-%d: background zeroing did not race the workers (%ld batches, %ld dpages from zeroed memory)\n",
+		       s, zc.batches, zc.zeroed_before);
+		return 1;
+	}
 	if (p1.used != p0.used || p1.free + (p1.poisoned - p0.poisoned) != p0.free) {
 		printf("# pool: used %llu -> %llu B, free %llu -> %llu B, poisoned %llu -> %llu B\n",
 		       (unsigned long long)p0.used, (unsigned long long)p1.used,

@@ -859,6 +859,228 @@ TEST_F(dmemfs, dirs_and_rename)
 	expect_baseline(_metadata, &self->base, "after cleanup");
 }
 
+/* -------------------------------------------------------------------- */
+/* Background zeroing (kdmemzerod): freed dmem is zeroed while free     */
+/* -------------------------------------------------------------------- */
+
+#define ZEROING		STATS_DIR "/background_zeroing"
+#define ZERO_LEN	(128UL << 20)
+
+static uint64_t node_bytes(int n, const char *what)
+{
+	char path[128];
+	uint64_t v = UINT64_MAX;
+
+	snprintf(path, sizeof(path), STATS_DIR "/node%d/%s_bytes", n, what);
+	read_u64(path, &v);
+	return v;
+}
+
+/* Wait up to @secs for no node to have dirty free dmem; what is left. */
+static uint64_t wait_clean(int secs)
+{
+	uint64_t dirty = 0;
+	int i, n;
+
+	for (i = 0; i <= secs * 10; i++) {
+		dirty = 0;
+		for (n = 0; n < 2; n++)
+			dirty += node_bytes(n, "dirty");
+		if (!dirty)
+			break;
+		usleep(100000);
+	}
+	return dirty;
+}
+
+struct alloc_count {
+	long zeroed_now, zeroed_before;
+};
+
+static void count_alloc(const char *line, void *arg)
+{
+	struct alloc_count *c = arg;
+
+	if (!strstr(line, " ret=0 "))
+		return;
+	if (strstr(line, "zeroed_now=1"))
+		c->zeroed_now++;
+	else
+		c->zeroed_before++;
+}
+
+static void count_batch(const char *line, void *arg)
+{
+	const char *nr = strstr(line, " nr=");
+
+	if (nr)
+		*(uint64_t *)arg += strtoull(nr + 4, NULL, 10);
+}
+
+/* A file of @len bytes bound to node 0, mapped at *@p. */
+static int node0_file(struct __test_metadata *_metadata, const char *dir, const char *name,
+		      size_t len, void **p)
+{
+	unsigned long mask = 1UL << 0;
+	int fd = open_file(_metadata, dir, name, len);
+
+	*p = map_fd(_metadata, fd, len);
+	ASSERT_EQ(0, sys_mbind(*p, len, MPOL_BIND, &mask, MAX_NODES, 0))
+		TH_LOG("mbind BIND node0: %s", strerror(errno));
+	return fd;
+}
+
+/* Write a pattern over @len bytes of node 0 and free them: dirty dmem. */
+static void dirty_node0(struct __test_metadata *_metadata, const char *dir, size_t len)
+{
+	void *p;
+	int fd = node0_file(_metadata, dir, "dirty", len, &p);
+
+	memset(p, 0xa5, len);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, dir, "dirty");
+}
+
+/*
+ * Allocate @len bytes of node 0 with fallocate, count how the dpages were
+ * zeroed, and check that every byte reads zero, also after a punched and
+ * refaulted dpage and a truncate and extend.
+ */
+static void alloc_node0(struct __test_metadata *_metadata, const char *dir, size_t len,
+			struct alloc_count *c)
+{
+	long bad;
+	void *p;
+	int fd;
+
+	ASSERT_EQ(0, dmem_trace("dmem_alloc_dpage", 1));
+	fd = node0_file(_metadata, dir, "fresh", len, &p);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, len)) TH_LOG("fallocate %zu: %s", len, strerror(errno));
+	ASSERT_EQ(0, dmem_trace("dmem_alloc_dpage", 0));
+	ASSERT_LE(0, dmem_trace_each("dmem_alloc_dpage", count_alloc, c));
+	bad = first_nonzero(p, len);
+	EXPECT_EQ(-1, bad) TH_LOG("fallocated file: nonzero byte near offset %ld", bad);
+
+	memset(p, 0x5a, len);
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, SZ_2M));
+	bad = first_nonzero(p, SZ_2M);
+	EXPECT_EQ(-1, bad) TH_LOG("punched and refaulted: nonzero byte near offset %ld", bad);
+	ASSERT_EQ(0, ftruncate(fd, 0));
+	ASSERT_EQ(0, ftruncate(fd, len));
+	bad = first_nonzero(p, len);
+	EXPECT_EQ(-1, bad) TH_LOG("truncated and extended: nonzero byte near offset %ld", bad);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, dir, "fresh");
+}
+
+FIXTURE(zeroing) {
+	char dir[64];
+	int mounted;
+	struct dstats base;
+};
+
+FIXTURE_SETUP(zeroing)
+{
+	uint64_t on = 0;
+
+	ASSERT_EQ(0, read_u64(ZEROING, &on)) TH_LOG("no " ZEROING);
+	ASSERT_EQ(1, on) TH_LOG("background zeroing is not on by default");
+	ASSERT_EQ(0, read_stats(&self->base));
+	ASSERT_LE(ZERO_LEN, self->base.free[0]) TH_LOG("node0: %lu bytes free", self->base.free[0]);
+	strcpy(self->dir, "/tmp/dmemfs-zero.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	ASSERT_EQ(0, mount("none", self->dir, "dmemfs", 0, "pagesize=2M")) {
+		TH_LOG("mount -t dmemfs -o pagesize=2M none %s: %s", self->dir, strerror(errno));
+		rmdir(self->dir);
+	}
+	self->mounted = 1;
+}
+
+FIXTURE_TEARDOWN(zeroing)
+{
+	write_str(ZEROING, "1");
+	dmem_trace("dmem_zero_batch", 0);
+	dmem_trace("dmem_alloc_dpage", 0);
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+/*
+ * Freed memory is zeroed by the node's zeroer until no node has dirty
+ * free dmem; a later allocation takes zeroed dpages without zeroing them.
+ */
+TEST_F_TIMEOUT(zeroing, drains_then_allocates_zeroed, 300)
+{
+	struct alloc_count c = { 0 };
+	uint64_t zeroed = 0, left;
+	struct dstats now;
+	int n;
+
+	ASSERT_EQ(0, dmem_trace("dmem_zero_batch", 1));
+	dirty_node0(_metadata, self->dir, ZERO_LEN);
+	left = wait_clean(120);
+	ASSERT_EQ(0, left) TH_LOG("%lu dirty bytes left after 120 s", left);
+	ASSERT_EQ(0, dmem_trace("dmem_zero_batch", 0));
+	ASSERT_LT(0, dmem_trace_each("dmem_zero_batch", count_batch, &zeroed));
+	EXPECT_LE(ZERO_LEN, zeroed * SZ_4K)
+		TH_LOG("the zeroers' batches cover %lu bytes, %lu were freed", zeroed * SZ_4K,
+		       ZERO_LEN);
+	ASSERT_EQ(0, read_stats(&now));
+	for (n = 0; n < now.nr; n++)
+		EXPECT_EQ(now.free[n], node_bytes(n, "zeroed"))
+			TH_LOG("node%d: free %lu, zeroed %lu", n, now.free[n],
+			       node_bytes(n, "zeroed"));
+
+	alloc_node0(_metadata, self->dir, ZERO_LEN, &c);
+	EXPECT_EQ(ZERO_LEN / SZ_2M, c.zeroed_before + c.zeroed_now)
+		TH_LOG("%ld + %ld allocation events for %lu dpages", c.zeroed_before,
+		       c.zeroed_now, ZERO_LEN / SZ_2M);
+	EXPECT_EQ(0, c.zeroed_now)
+		TH_LOG("%ld dpages zeroed when allocated from a clean pool", c.zeroed_now);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/* background_zeroing=0: nothing is zeroed in the background, all on allocation */
+TEST_F_TIMEOUT(zeroing, off_zeroes_every_allocation, 300)
+{
+	struct alloc_count c = { 0 };
+	uint64_t on = 1, left, dirty;
+
+	left = wait_clean(120);
+	ASSERT_EQ(0, left) TH_LOG("%lu dirty bytes left after 120 s", left);
+	ASSERT_EQ(0, write_str(ZEROING, "0"));
+	ASSERT_EQ(0, read_u64(ZEROING, &on));
+	ASSERT_EQ(0, on);
+	dirty_node0(_metadata, self->dir, ZERO_LEN);
+	sleep(2);
+	dirty = node_bytes(0, "dirty");
+	EXPECT_EQ(ZERO_LEN, dirty) TH_LOG("node0: %lu dirty bytes 2 s after freeing %lu, off",
+					  dirty, ZERO_LEN);
+
+	alloc_node0(_metadata, self->dir, ZERO_LEN, &c);
+	EXPECT_EQ(ZERO_LEN / SZ_2M, c.zeroed_now)
+		TH_LOG("off: %ld of %lu dpages zeroed when allocated (%ld before)", c.zeroed_now,
+		       ZERO_LEN / SZ_2M, c.zeroed_before);
+
+	ASSERT_EQ(0, write_str(ZEROING, "1"));
+	left = wait_clean(120);
+	EXPECT_EQ(0, left) TH_LOG("back on: %lu dirty bytes left after 120 s", left);
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/* A write of something that is not a boolean changes nothing. */
+TEST_F(zeroing, knob_refuses_junk)
+{
+	uint64_t on = 0;
+
+	EXPECT_EQ(-1, write_str(ZEROING, "maybe"));
+	ASSERT_EQ(0, read_u64(ZEROING, &on));
+	EXPECT_EQ(1, on);
+}
+
 #include "dmemfs_vm_tests.c"
 
 int main(int argc, char **argv)

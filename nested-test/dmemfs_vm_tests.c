@@ -61,7 +61,7 @@ static void check_leaves(struct __test_metadata *_metadata, const char *dir, siz
 			 enum leaf_opt opt)
 {
 	size_t k = ps == SZ_1G ? 1 : 4, len = k * ps, i;
-	long hits, other;
+	long hits, other = 0;
 	char *p;
 	int fd;
 

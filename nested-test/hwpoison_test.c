@@ -453,6 +453,8 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 
 	f.fd = open(busy, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, f.fd);
+	/* a long fallocate is one that zeroes: none from the zeroed pool */
+	ASSERT_EQ(0, write_str("/sys/kernel/mm/dmem/background_zeroing", "0"));
 	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
 	/* two dpages out of the pool: the first is in the file */
 	while (!f.done && node_stat(1, "free") + 2 * SZ_2M > free1)
@@ -460,6 +462,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	in_window = !f.done;
 	pthread_join(th, NULL);
+	write_str("/sys/kernel/mm/dmem/background_zeroing", "1");
 	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
 	TH_LOG("error at pfn %#lx handled %s the %zu MiB fallocate ended", phys / SZ_4K,
 	       in_window ? "before" : "after", f.len >> 20);

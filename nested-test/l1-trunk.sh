@@ -129,6 +129,7 @@ kunit_suite() { # kunit_suite NAME MIN_CASES
 }
 kunit_suite dmem_parse 30
 kunit_suite dmem_alloc 1
+kunit_suite dmem_zero 7
 others_bad=
 for d in /sys/kernel/debug/kunit/*/; do
 	[ -r "$d/results" ] || continue
@@ -136,8 +137,9 @@ for d in /sys/kernel/debug/kunit/*/; do
 done
 # no suite at all is no pass: the two named ones must be among them
 suites=$(ls -d /sys/kernel/debug/kunit/*/ 2> /dev/null | wc -l)
-check kunit.all-suites-ok "$suites suites in debugfs (want dmem_parse, dmem_alloc and more); not ok in:${others_bad:- none}" \
-	[ -z "$others_bad" -a -r /sys/kernel/debug/kunit/dmem_parse/results -a -r /sys/kernel/debug/kunit/dmem_alloc/results ]
+check kunit.all-suites-ok "$suites suites in debugfs (want dmem_parse, dmem_alloc, dmem_zero and more); not ok in:${others_bad:- none}" \
+	[ -z "$others_bad" -a -r /sys/kernel/debug/kunit/dmem_parse/results -a -r /sys/kernel/debug/kunit/dmem_alloc/results \
+	  -a -r /sys/kernel/debug/kunit/dmem_zero/results ]
 
 fi # mode full
 

@@ -68,7 +68,7 @@ finish() {
 # L1_MODE=--boot-check (nested-test/boot-matrix.sh): the trunk script checks
 # the reservation and its accounting only
 L1_MODE=${L1_MODE:-}
-expected=(kunit.dmem_parse kunit.dmem_alloc kunit.all-suites-ok
+expected=(kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.all-suites-ok
 	l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M l1.mount-1G l1.no-struct-page l1.memmap-saved)
 if [ -x "$TESTBIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$TESTBIN" --list | sed 's/^/dmemfs_test./')

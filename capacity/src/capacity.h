@@ -58,6 +58,8 @@ typedef struct {
 	uint64_t dmem_requested; /* live: what dmem= asked of it (0: not known) */
 	uint64_t dmem_pinned;   /* live: pinned by devices and KVM */
 	uint64_t dmem_poisoned; /* live: quarantined after memory errors */
+	uint64_t dmem_zeroed;   /* live: free and zeroed in the background */
+	bool has_zeroed;        /* the kernel reports dmem_zeroed */
 	uint64_t reserve;       /* measured reserve share: RAM - dmem - its metadata */
 	uint64_t dmem_free;
 	uint64_t dmem_used;

@@ -171,7 +171,8 @@ char *cap_report_table(const cap_report *r)
 		g_string_append_printf(o, "  %14s  %14s", "MemTotal", "memory blocks");
 	g_string_append_printf(o, "  %14s", "dmem total");
 	if (h->live)
-		g_string_append_printf(o, "  %14s  %14s", "dmem free", "dmem used");
+		g_string_append_printf(o, "  %14s  %14s  %14s", "dmem free", "free zeroed",
+				       "dmem used");
 	g_string_append(o, "\n");
 	for (int i = 0; i < h->nnodes; i++) {
 		const cap_node *n = &h->node[i];
@@ -186,6 +187,7 @@ char *cap_report_table(const cap_report *r)
 		cell(o, n->dmem_total, ds);
 		if (h->live) {
 			cell(o, n->dmem_free, ds);
+			cell(o, n->dmem_zeroed, n->has_zeroed ? ds : '-');
 			cell(o, n->dmem_used, ds);
 		}
 		g_string_append(o, "\n");
@@ -312,6 +314,8 @@ static void json_host(JsonBuilder *b, const cap_host *h)
 		if (n->dmem_requested)
 			jint(b, "dmem_requested_bytes", n->dmem_requested);
 		jint(b, "dmem_free_bytes", n->dmem_free);
+		if (n->has_zeroed)
+			jint(b, "dmem_zeroed_bytes", n->dmem_zeroed);
 		jint(b, "dmem_used_bytes", n->dmem_used);
 		jstr(b, "dmem_source", cap_source_name(n->dmem_src));
 		json_builder_end_object(b);
@@ -591,6 +595,8 @@ char *cap_report_prometheus(const cap_report *r)
 		{ "dmem_pool_requested_bytes", "what dmem= asked of the node",
 		  offsetof(cap_node, dmem_requested) },
 		{ "dmem_pool_free_bytes", "dmem free on the node", offsetof(cap_node, dmem_free) },
+		{ "dmem_pool_zeroed_bytes", "free dmem already zeroed in the background on the node",
+		  offsetof(cap_node, dmem_zeroed) },
 		{ "dmem_pool_used_bytes", "dmem allocated on the node", offsetof(cap_node, dmem_used) },
 		{ "dmem_pool_pinned_bytes", "dmem pinned by devices and KVM on the node",
 		  offsetof(cap_node, dmem_pinned) },

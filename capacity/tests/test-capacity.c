@@ -911,10 +911,13 @@ static void test_cli_json_planning(void)
 static void test_cli_json_live(void)
 {
 	g_autofree char *root_dir = fake_root(true);
+	g_autofree char *zn = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/zeroed_bytes", NULL);
 	const char *args[] = { "--root", root_dir, "--guest", "4G", "--json", NULL };
-	JsonNode *root = run_json(args);
+	JsonNode *root;
 	JsonObject *o, *n0, *dm;
 
+	g_unlink(zn); /* another test's */
+	root = run_json(args);
 	g_assert_nonnull(root);
 	if (!root)
 		return;
@@ -925,6 +928,8 @@ static void test_cli_json_live(void)
 	g_assert_cmpstr(json_object_get_string_member(n0, "dmem_source"), ==, "measured");
 	g_assert_cmpstr(json_object_get_string_member(n0, "ram_source"), ==, "measured");
 	g_assert_cmpint(json_object_get_int_member(n0, "dmem_free_bytes"), ==, (gint64)G(200));
+	/* a kernel without background zeroing: no zeroed figure, not a 0 */
+	g_assert_false(json_object_has_member(n0, "dmem_zeroed_bytes"));
 	dm = find_by(json_object_get_array_member(o, "models"), "id", "dmem-free");
 	g_assert_nonnull(dm);
 	if (dm)
@@ -979,7 +984,10 @@ static void test_cli_prometheus(void)
 	g_auto(GStrv) lines = NULL;
 	int samples = 0;
 
+	g_autofree char *zn = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/zeroed_bytes", NULL);
+
 	g_assert_true(g_file_set_contents(pn, "2097152\n", -1, NULL));
+	g_assert_true(g_file_set_contents(zn, "107374182400\n", -1, NULL));
 	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
 	if (!out)
 		return;
@@ -987,6 +995,7 @@ static void test_cli_prometheus(void)
 	g_assert_nonnull(strstr(out, "\ndmem_pool_free_bytes{node=\"0\"} 214748364800\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"0\"} 2097152\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"1\"} 0\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_pool_zeroed_bytes{node=\"0\"} 107374182400\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_capacity_guests{shape=\"4G\",model=\"dmem-free\"} 110\n"));
 	g_assert_nonnull(strstr(out, "# TYPE dmem_pool_poisoned_bytes gauge\n"));
 	/* every sample line is NAME{LABELS} VALUE, every metric has HELP and TYPE */
@@ -999,7 +1008,7 @@ static void test_cli_prometheus(void)
 						   lines[i], 0, 0));
 		samples++;
 	}
-	g_assert_cmpint(samples, ==, 6 * 2 + 1 + 8);
+	g_assert_cmpint(samples, ==, 7 * 2 + 1 + 8);
 	g_assert_cmpint(run_cli(both, &out2, &err2), ==, 2);
 	g_assert_nonnull(strstr(err2, "--json and --prometheus exclude each other"));
 	g_unlink(pn);

@@ -187,7 +187,8 @@ static void test_stats(void)
 	test_tree_set_node(t, 0, 4ULL << 30, 1ULL << 30);
 	g_mkdir(junk, 0755); /* ignored */
 	/* optional files: 0 where the kernel does not have them */
-	test_tree_set_requested(t, 1, 9ULL << 30);
+	test_tree_set_stat(t, 1, "requested_bytes", 9ULL << 30);
+	test_tree_set_stat(t, 1, "zeroed_bytes", 0);
 	g_assert_true(g_file_set_contents(pinned, "2097152\n", -1, NULL));
 	g_assert_true(g_file_set_contents(poisoned, "4096\n", -1, NULL));
 	s = dmem_stats_read(t->sysfs, &e);
@@ -200,6 +201,10 @@ static void test_stats(void)
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).requested_bytes, ==, 9ULL << 30);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).pinned_bytes, ==, 2097152);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).poisoned_bytes, ==, 4096);
+	/* zeroed_bytes 0 is "none clean yet", unlike a kernel without it */
+	g_assert_false(g_array_index(s, DmemNodeStat, 0).has_zeroed);
+	g_assert_true(g_array_index(s, DmemNodeStat, 1).has_zeroed);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).zeroed_bytes, ==, 0);
 	g_assert_cmpuint(dmem_stats_free(s, 1), ==, 6ULL << 30);
 	g_assert_cmpuint(dmem_stats_free(s, 7), ==, 0);
 	g_clear_pointer(&s, g_array_unref);

@@ -88,10 +88,10 @@ void test_tree_set_node(TestTree *t, guint node, guint64 total, guint64 free_byt
 	}
 }
 
-void test_tree_set_requested(TestTree *t, guint node, guint64 requested)
+void test_tree_set_stat(TestTree *t, guint node, const char *name, guint64 val)
 {
-	g_autofree char *p = g_strdup_printf("%s/node%u/requested_bytes", t->sysfs, node);
-	g_autofree char *v = g_strdup_printf("%" G_GUINT64_FORMAT "\n", requested);
+	g_autofree char *p = g_strdup_printf("%s/node%u/%s", t->sysfs, node, name);
+	g_autofree char *v = g_strdup_printf("%" G_GUINT64_FORMAT "\n", val);
 
 	g_assert_true(g_file_set_contents(p, v, -1, NULL));
 }

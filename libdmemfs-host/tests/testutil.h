@@ -20,7 +20,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TestTree, test_tree_free)
 /* <sysfs>/node<N>/{total,free,used}_bytes */
 void test_tree_set_node(TestTree *t, guint node, guint64 total, guint64 free_bytes);
 /* node<N>/requested_bytes: what dmem= asked of the node */
-void test_tree_set_requested(TestTree *t, guint node, guint64 requested);
+/* write node<node>/<name> (e.g. requested_bytes) */
+void test_tree_set_stat(TestTree *t, guint node, const char *name, guint64 val);
 
 char *test_fixture_path(const char *rel);  /* relative to the source tree */
 char *test_read_fixture(const char *rel, gsize *len);

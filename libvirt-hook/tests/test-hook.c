@@ -326,8 +326,11 @@ static void test_admission_policies(void)
 
 /* ---- prepare / release / reconnect with a fake dmemfs -------------------------- */
 
-static guint fake_calls, fake_fail_at;
+static guint fake_calls, fake_barrier, fake_in_flight, fake_max_in_flight;
+static const char *fake_fail_name;
 static gboolean fake_fs_ok = TRUE;
+static GMutex fake_lock;
+static GCond fake_cond;
 
 static gboolean fake_check(int dirfd, guint64 pagesize, GError **error)
 {
@@ -337,11 +340,30 @@ static gboolean fake_check(int dirfd, guint64 pagesize, GError **error)
 	return fake_fs_ok;
 }
 
+/*
+ * Fails for the file named fake_fail_name.  With fake_barrier set, each
+ * call waits (up to 5 s) until that many calls are in flight: the most
+ * seen at once is fake_max_in_flight.
+ */
 static gboolean fake_prealloc(int fd, guint64 size, guint64 pagesize, const DmemPolicy *pol,
 			      GError **error)
 {
-	(void)fd; (void)size; (void)pagesize; (void)pol;
-	if (++fake_calls == fake_fail_at) {
+	g_autofree char *link = g_strdup_printf("/proc/self/fd/%d", fd);
+	g_autofree char *path = g_file_read_link(link, NULL);
+	gint64 deadline = g_get_monotonic_time() + 5 * G_TIME_SPAN_SECOND;
+
+	(void)size; (void)pagesize; (void)pol;
+	g_mutex_lock(&fake_lock);
+	fake_calls++;
+	fake_in_flight++;
+	fake_max_in_flight = MAX(fake_max_in_flight, fake_in_flight);
+	g_cond_broadcast(&fake_cond);
+	while (fake_barrier && fake_in_flight < fake_barrier &&
+	       g_cond_wait_until(&fake_cond, &fake_lock, deadline))
+		;
+	fake_in_flight--;
+	g_mutex_unlock(&fake_lock);
+	if (fake_fail_name && path && g_str_has_suffix(path, fake_fail_name)) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_NO_SPACE, "fallocate: No space left on device");
 		return FALSE;
 	}
@@ -353,7 +375,9 @@ static const DmemfsOps fake_ops = { fake_check, fake_prealloc };
 static void fake_reset(void)
 {
 	fake_calls = 0;
-	fake_fail_at = 0;
+	fake_fail_name = NULL;
+	fake_barrier = 0;
+	fake_max_in_flight = 0;
 	fake_fs_ok = TRUE;
 }
 
@@ -414,11 +438,29 @@ static void test_prepare_cleanup_halfway(void)
 	HookEnv env = env_of(t);
 
 	fake_reset();
-	fake_fail_at = 3; /* ram-node0 and memdimm1 exist when memdimm0 fails */
+	fake_fail_name = "/memdimm0"; /* the others are created meanwhile */
 	g_assert_false(hook_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "memdimm0: fallocate: No space left"));
-	g_assert_cmpuint(fake_calls, ==, 3);
+	g_assert_cmpuint(fake_calls, ==, p->backends->len);
+	g_assert_cmpuint(fake_calls, >, 1);
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0); /* not even the dir */
+}
+
+/* every cell's file is preallocated at the same time, by a thread of its own */
+static void test_prepare_cells_in_parallel(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+
+	fake_reset();
+	fake_barrier = p->backends->len;
+	g_assert_cmpuint(fake_barrier, ==, 3);
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpuint(fake_calls, ==, 3);
+	g_assert_cmpuint(fake_max_in_flight, ==, 3);
 }
 
 static void test_prepare_refusals_create_nothing(void)
@@ -553,6 +595,14 @@ static void test_cli_plan_check_and_refusal(void)
 	test_tree_set_node(t, 0, 8 * GiB, 8 * GiB);
 	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
 	g_assert_cmpstr(out, ==, golden_numa_memnode);
+	g_assert_nonnull(strstr(err, "fits in the dmem pool; free: node0=8589934592"));
+	g_assert_null(strstr(err, "zeroed"));
+	/* a kernel that zeroes in the background: how much of it is clean */
+	test_tree_set_stat(t, 0, "zeroed_bytes", 2 * GiB);
+	g_clear_pointer(&out, g_free);
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+	g_assert_nonnull(strstr(err, " node0=8589934592 (2147483648 zeroed)"));
 	test_tree_set_node(t, 0, 8 * GiB, 3 * GiB);
 	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out2, &err2), ==, 1);
 	g_assert_cmpstr(out2, ==, "");
@@ -560,12 +610,12 @@ static void test_cli_plan_check_and_refusal(void)
 	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1); /* one line */
 	g_assert_null(strstr(err2, "pool short"));
 	/* a boot that reserved less than dmem= asked says so, on the same line */
-	test_tree_set_requested(t, 0, 16 * GiB);
+	test_tree_set_stat(t, 0, "requested_bytes", 16 * GiB);
 	g_clear_pointer(&out2, g_free);
 	g_clear_pointer(&err2, g_free);
 	g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out2, &err2), ==, 1);
-	g_assert_nonnull(strstr(err2, " node0=3221225472 (pool short: 8589934592 of the "
-				      "17179869184 bytes dmem= asked)"));
+	g_assert_nonnull(strstr(err2, " node0=3221225472 (2147483648 zeroed) (pool short: "
+				      "8589934592 of the 17179869184 bytes dmem= asked)"));
 	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1);
 	g_assert_cmpint(test_run("dmemfs-hook", p, env, bad, &out3, &err3), ==, 1);
 	g_assert_cmpstr(err3, ==, "dmemfs-hook: <hugepages> is not supported with dmemfs: "
@@ -671,6 +721,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/hook/admission/policies", test_admission_policies);
 	g_test_add_func("/hook/prepare/creates-0600-files", test_prepare_creates);
 	g_test_add_func("/hook/prepare/cleanup-on-failure-halfway", test_prepare_cleanup_halfway);
+	g_test_add_func("/hook/prepare/cells-in-parallel", test_prepare_cells_in_parallel);
 	g_test_add_func("/hook/prepare/refusals-create-nothing", test_prepare_refusals_create_nothing);
 	g_test_add_func("/hook/prepare/reclaims-stale-dir", test_prepare_reclaims_stale);
 	g_test_add_func("/hook/release/idempotent-without-id", test_release_idempotent);

@@ -209,6 +209,12 @@ capacity_live() {
 			[ -n "$want" ] && [ "$got" = "$want" ] || wrong="$wrong node$n ${k}_bytes=${got:-none} (sysfs ${want:-none});"
 		done
 	done
+	# zeroed moves while the zeroers work: present, and not more than free
+	for n in 0 1; do
+		got=$(printf '%s\n' "$prom" | sed -n "s/^dmem_pool_zeroed_bytes{node=\"$n\"} //p")
+		want=$(printf '%s\n' "$prom" | sed -n "s/^dmem_pool_free_bytes{node=\"$n\"} //p")
+		[[ $got =~ ^[0-9]+$ ]] && [ "$got" -le "${want:-0}" ] || wrong="$wrong node$n zeroed_bytes=${got:-none} (free ${want:-none});"
+	done
 	fits=$(printf '%s\n' "$prom" | sed -n "s/^dmem_capacity_guests{shape=\"$shape\",model=\"dmem-free\"} //p")
 	[ "$fits" = 0 ] || wrong="$wrong dmem-free guests ${fits:-none}, the hook refused the next one;"
 	rec=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --recommend --json 2> /tmp/acc-rec.err |
