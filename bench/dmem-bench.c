@@ -24,6 +24,11 @@
  *   SKIP variant=V reason=WORDS
  *   HVO size=2M|1G hvo=0|1 pages=N want=N free_drop_kb=K total_rise_kb=K
  *   HVOSKIP size=2M|1G reason=WORDS
+ *   ZERORATE mib=N memset_ns=T zeroer_ns=T dirty_left=B
+ *         (background zeroers against memset, with --dmem2m)
+ *
+ * dmem variants start from a pool that the background zeroers cleaned;
+ * *-zeroing-off variants run with /sys/kernel/mm/dmem/background_zeroing=0.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,17 +69,25 @@ static const struct {
 };
 static const char *const methods[] = { "touch", "populate", "fallocate" };
 
+/*
+ * dmem runs start from a pool the background zeroers have cleaned, as on a
+ * host with some idle time; the zeroing_off ones turn background zeroing
+ * off for the run, so that every allocation zeroes (the allocator as it
+ * was before).
+ */
 static const struct variant {
 	enum kind kind;
 	enum method method;
+	int zeroing_off;
 } variants[] = {
-	{ DMEM4K, TOUCH }, { DMEM4K, POPULATE }, { DMEM4K, FALLOCATE },
-	{ DMEM2M, TOUCH }, { DMEM2M, POPULATE }, { DMEM2M, FALLOCATE },
-	{ DMEM1G, TOUCH }, { DMEM1G, POPULATE }, { DMEM1G, FALLOCATE },
-	{ HUGE2M, TOUCH }, { HUGE2M, POPULATE },
-	{ HUGE1G, TOUCH }, { HUGE1G, POPULATE },
-	{ THP, TOUCH },	   { THP, POPULATE },
-	{ MEMFD, TOUCH },  { MEMFD, POPULATE },
+	{ DMEM4K, TOUCH, 0 }, { DMEM4K, POPULATE, 0 }, { DMEM4K, FALLOCATE, 0 },
+	{ DMEM2M, TOUCH, 0 }, { DMEM2M, POPULATE, 0 }, { DMEM2M, FALLOCATE, 0 },
+	{ DMEM1G, TOUCH, 0 }, { DMEM1G, POPULATE, 0 }, { DMEM1G, FALLOCATE, 0 },
+	{ DMEM2M, POPULATE, 1 }, { DMEM2M, FALLOCATE, 1 }, { DMEM1G, FALLOCATE, 1 },
+	{ HUGE2M, TOUCH, 0 }, { HUGE2M, POPULATE, 0 },
+	{ HUGE1G, TOUCH, 0 }, { HUGE1G, POPULATE, 0 },
+	{ THP, TOUCH, 0 },	   { THP, POPULATE, 0 },
+	{ MEMFD, TOUCH, 0 },  { MEMFD, POPULATE, 0 },
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -174,9 +187,42 @@ static void touch(char *p, size_t len)
 		((volatile char *)p)[off] = 1;
 }
 
+#define ZEROING "/sys/kernel/mm/dmem/background_zeroing"
+
+static const char *zsuffix(const struct variant *v)
+{
+	return v->zeroing_off ? "-zeroing-off" : "";
+}
+
+/* dirty (not yet zeroed) free dmem on all nodes, bytes; -1 without the file */
+static long dmem_dirty(void)
+{
+	char path[96];
+	long t = -1, v;
+
+	for (int n = 0; n < 64; n++) {
+		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/dirty_bytes", n);
+		v = read_long(path);
+		if (v >= 0)
+			t = (t < 0 ? 0 : t) + v;
+	}
+	return t;
+}
+
+/* Wait up to @secs for the zeroers to clean the pool; ns waited, or 0. */
+static uint64_t wait_clean(int secs)
+{
+	uint64_t t0 = now_ns();
+
+	while (dmem_dirty() > 0 && now_ns() - t0 < (uint64_t)secs * 1000000000ULL)
+		usleep(1000);
+	return dmem_dirty() > 0 ? 0 : now_ns() - t0;
+}
+
 static void skip(const struct variant *v, const char *why)
 {
-	printf("SKIP variant=%s-%s reason=%s\n", kinds[v->kind].name, methods[v->method], why);
+	printf("SKIP variant=%s-%s%s reason=%s\n", kinds[v->kind].name, methods[v->method],
+	       zsuffix(v), why);
 	fflush(stdout);
 }
 
@@ -271,12 +317,23 @@ static int run_one(const struct variant *v, size_t len, int rep)
 			goto fail;
 		}
 	}
-	snapshot(&a);
-	if (populate(v->method, fd, p, len, &ns, &after_ns, why, sizeof(why))) {
+	if (v->zeroing_off && write_long(ZEROING, 0)) {
+		snprintf(why, sizeof(why), "no-" ZEROING);
 		munmap(map, maplen);
 		goto fail;
 	}
+	if (k <= DMEM1G && !v->zeroing_off)
+		wait_clean(120);
+	snapshot(&a);
+	if (populate(v->method, fd, p, len, &ns, &after_ns, why, sizeof(why))) {
+		munmap(map, maplen);
+		if (v->zeroing_off)
+			write_long(ZEROING, 1);
+		goto fail;
+	}
 	snapshot(&b);
+	if (v->zeroing_off)
+		write_long(ZEROING, 1);
 	t3 = now_ns();
 	munmap(map, maplen);
 	if (fd >= 0)
@@ -284,10 +341,10 @@ static int run_one(const struct variant *v, size_t len, int rep)
 	if (path[0])
 		unlink(path);
 	t4 = now_ns();
-	printf("BENCH variant=%s-%s backing=%s pagesize=%s method=%s mib=%zu rep=%d ns=%llu "
+	printf("BENCH variant=%s-%s%s backing=%s pagesize=%s method=%s mib=%zu rep=%d ns=%llu "
 	       "after_ns=%llu release_ns=%llu pt_kb=%ld slab_kb=%ld free_kb=%ld anonhuge_kb=%ld "
 	       "dmem_used_kb=%ld\n",
-	       kinds[k].name, methods[v->method], kinds[k].backing, kinds[k].pagesize,
+	       kinds[k].name, methods[v->method], zsuffix(v), kinds[k].backing, kinds[k].pagesize,
 	       methods[v->method], len / MIB, rep, (unsigned long long)ns,
 	       (unsigned long long)after_ns, (unsigned long long)(t4 - t3),
 	       b.pt - a.pt, b.slab - a.slab, a.free - b.free, b.anonhuge - a.anonhuge,
@@ -383,6 +440,53 @@ static void usage(void)
 	exit(2);
 }
 
+/*
+ * The background zeroers' rate against a plain memset of the same size:
+ * write @len bytes of a 2M dmem file (timed: memset), free them, and time
+ * until no node has dirty free dmem.  One line:
+ *   ZERORATE mib=N memset_ns=T zeroer_ns=T
+ */
+static void zero_rate(size_t len)
+{
+	char path[512];
+	uint64_t t0, t1, t2;
+	char *p;
+	int fd;
+
+	if (!wait_clean(120)) {
+		printf("ZEROSKIP reason=pool-not-clean-after-120s\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/zero-rate.%d", dirs[DMEM2M], (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)len) || fallocate(fd, 0, 0, (off_t)len)) {
+		printf("ZEROSKIP reason=fallocate:%s\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		return;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		printf("ZEROSKIP reason=mmap:%s\n", strerror(errno));
+		close(fd);
+		unlink(path);
+		return;
+	}
+	t0 = now_ns();
+	memset(p, 0xa5, len);
+	t1 = now_ns();
+	munmap(p, len);
+	close(fd);
+	unlink(path);
+	t2 = now_ns();
+	while (dmem_dirty() > 0 && now_ns() - t2 < 300 * 1000000000ULL)
+		usleep(200);
+	printf("ZERORATE mib=%zu memset_ns=%llu zeroer_ns=%llu dirty_left=%ld\n", len / MIB,
+	       (unsigned long long)(t1 - t0), (unsigned long long)(now_ns() - t2), dmem_dirty());
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	size_t mib = 1024;
@@ -400,8 +504,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(a, "--list")) {
 			for (size_t v = 0; v < NVARIANTS; v++)
-				printf("%s-%s\n", kinds[variants[v].kind].name,
-				       methods[variants[v].method]);
+				printf("%s-%s%s\n", kinds[variants[v].kind].name,
+				       methods[variants[v].method], zsuffix(&variants[v]));
 			return 0;
 		} else if (!strcmp(a, "--hvo")) {
 			do_hvo = 1;
@@ -432,6 +536,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	signal(SIGBUS, on_sigbus);
+	if (dirs[DMEM2M])
+		zero_rate(mib * MIB);
 	start = now_ns();
 	for (long r = 0; r < reps; r++) {
 		if (r && budget && (now_ns() - start) / 1000000000ULL >= (uint64_t)budget) {

@@ -140,8 +140,8 @@ for d in "${dirs[@]}"; do umount "$d"; done
 # ---- L2 start time through libvirt: dmem vs hugetlbfs vs anonymous
 echo "== bench/l1-l2start.sh"
 t0=$SECONDS
-meta l2start_cell_mib 256
-bash "$TOP/bench/l1-l2start.sh" 2 256 2>&1 | while IFS= read -r l; do
+meta l2start_cell_mib 256,1024
+bash "$TOP/bench/l1-l2start.sh" 2 256,1024 2>&1 | while IFS= read -r l; do
 	case $l in L2START*) out "$l" ;; *) echo "$l" ;; esac
 done
 meta l2start_seconds $((SECONDS - t0))

@@ -47,8 +47,10 @@ function kib(b) { return sprintf("%.0f", b / 1024) }
 	next
 }
 /^VFIOSKIP / { v = kv($0, "variant"); r = $0; sub(/.* reason=/, "", r); if (!(v in vskip)) vskips[++nvs] = v; vskip[v] = r; next }
+/^ZERORATE / { zr_mib = kv($0, "mib"); zr_memset = kv($0, "memset_ns"); zr_zeroer = kv($0, "zeroer_ns"); zr_left = kv($0, "dirty_left"); next }
+/^ZEROSKIP / { zr_skip = kv($0, "reason"); next }
 /^L2START / {
-	b = kv($0, "backing"); if (!(b in l2n)) l2order[++nl2] = b; l2n[b]++
+	b = kv($0, "backing") (kv($0, "cell_mib") == "" ? "" : " 2x" kv($0, "cell_mib") "M"); if (!(b in l2n)) { l2order[++nl2] = b; l2back[b] = kv($0, "backing"); l2cell[b] = kv($0, "cell_mib") } l2n[b]++
 	if (kv($0, "status") == "PASS") {
 		l2s[b] = l2s[b] (l2s[b] == "" ? "" : ",") kv($0, "start_ms")
 		l2a[b] = l2a[b] (l2a[b] == "" ? "" : ",") kv($0, "agent_ms")
@@ -110,13 +112,21 @@ END {
 	l2base = "dmem-2M"
 	for (i = 1; i <= nl2; i++) { b = l2order[i]; if (l2s[b] != "") { l2ms[b] = median(l2s[b]); l2am[b] = median(l2a[b]); l2gm[b] = median(l2g[b]) } }
 	if (nl2) {
-		printf "\n## L2 start through libvirt (`virsh start`, 2 cells x %s MiB)\n\n", meta["l2start_cell_mib"] > md
-		printf "Median of the rounds; ratio against **%s** (lower is faster). start: `virsh start` until it returns (hook, QEMU, memory); agent: until the L2 agent has written its pattern over all guest RAM and reported.\n\n", l2base > md
-		printf "| backing | runs ok | start ms | start ratio | to agent result ms | agent ratio | guest kernel to init s |\n|---|---:|---:|---:|---:|---:|---:|\n" > md
-		for (i = 1; i <= nl2; i++) { b = l2order[i]
-			if (l2s[b] == "") { printf "| %s | 0/%d | failed: %s |||||\n", b, l2n[b], l2why[b] > md; continue }
-			printf "| %s | %d/%d | %.0f | %s | %.0f | %s | %.2f |\n", b, split(l2s[b], tmp, ","), l2n[b], l2ms[b], x2(l2ms[l2base] ? l2ms[b] / l2ms[l2base] : ""), l2am[b], x2(l2am[l2base] ? l2am[b] / l2am[l2base] : ""), l2gm[b] > md }
+		printf "\n## L2 start through libvirt (`virsh start`, 2 cells of %s MiB)\n\n", meta["l2start_cell_mib"] > md
+		printf "Median of the rounds; ratios against **hugetlb-2M** of the same size (lower is faster). start: `virsh start` until it returns (hook, QEMU, memory); agent: until the L2 agent has written its pattern over all guest RAM and reported. dmem-2M starts from a pool the background zeroers cleaned (the wait for them is not in the time); dmem-2M-zeroing-off has background zeroing off, so the hook preallocation zeroes every dpage.\n\n" > md
+		printf "| backing | size | runs ok | start ms | start / hugetlb-2M | to agent result ms | agent / hugetlb-2M | guest kernel to init s |\n|---|---|---:|---:|---:|---:|---:|---:|\n" > md
+		for (i = 1; i <= nl2; i++) { b = l2order[i]; hb = "hugetlb-2M" (l2cell[b] == "" ? "" : " 2x" l2cell[b] "M")
+			if (l2s[b] == "") { printf "| %s | 2x%s MiB | 0/%d | failed: %s |||||\n", l2back[b], l2cell[b], l2n[b], l2why[b] > md; continue }
+			printf "| %s | 2x%s MiB | %d/%d | %.0f | %s | %.0f | %s | %.2f |\n", l2back[b], l2cell[b], split(l2s[b], tmp, ","), l2n[b], l2ms[b], x2(l2ms[hb] ? l2ms[b] / l2ms[hb] : ""), l2am[b], x2(l2am[hb] ? l2am[b] / l2am[hb] : ""), l2gm[b] > md }
 	}
+	# ---- background zeroing
+	printf "\n## Background zeroing (kdmemzerod)\n\n" > md
+	if (zr_zeroer != "") printf "Zeroers against memset: %s MiB freed dirty were zeroed by the background zeroers in %s ms (%.0f MiB/s); a plain memset of the same %s MiB took %s ms (%.0f MiB/s): zeroer/memset rate %s (dirty bytes left: %s).\n\n", zr_mib, ms(zr_zeroer), zr_mib / (zr_zeroer / 1e9), zr_mib, ms(zr_memset), zr_mib / (zr_memset / 1e9), x2(zr_memset / zr_zeroer), zr_left > md
+	else printf "Zeroer rate not measured: %s.\n\n", zr_skip == "" ? "no dmemfs 2M" : zr_skip > md
+	printf "| allocation of %s MiB | median ms | against |\n|---|---:|---|\n", mib > md
+	zrow("dmem-1G-fallocate", "hugetlb-1G-populate"); zrow("dmem-1G-fallocate", "hugetlb-2M-populate"); zrow("dmem-2M-fallocate", "hugetlb-2M-populate")
+	zrow("dmem-2M-fallocate", "dmem-2M-fallocate-zeroing-off"); zrow("dmem-1G-fallocate", "dmem-1G-fallocate-zeroing-off"); zrow("dmem-2M-populate", "dmem-2M-populate-zeroing-off")
+	printf "\nA ratio below 1 is faster; fallocate from a pool the zeroers cleaned does no zeroing.\n" > md
 	# ---- VFIO MAP_DMA + UNMAP_DMA (vfio_dmem_test --bench)
 	vb = "dmem-2M"
 	for (i = 1; i <= nvf; i++) { v = vorder[i]; vmm[v] = median(vmap[v]); vum[v] = median(vunm[v]) }
@@ -143,8 +153,9 @@ END {
 	for (i = 1; i <= nm; i++) printf "    {\"backing\": %s, \"bytes\": %s, \"how\": %s}%s\n", jstr(mname[i]), mval[i] == "" ? "null" : sprintf("%.0f", mval[i]), jstr(mhow[i]), (i < nm ? "," : "") > js
 	printf "  ],\n  \"l2_start\": [" > js
 	for (i = 1; i <= nl2; i++) { b = l2order[i]
-		printf "%s\n    {\"backing\": %s, \"runs\": %d, \"start_ms\": [%s], \"agent_ms\": [%s], \"median_start_ms\": %s, \"median_agent_ms\": %s}", (i > 1 ? "," : ""), jstr(b), l2n[b], l2s[b], l2a[b], jnum(l2ms[b]), jnum(l2am[b]) > js }
-	printf "\n  ],\n  \"vfio_map_dma\": {\"baseline\": %s, \"mib\": %s, \"variants\": [", jstr(vb), jnum(vmib) > js
+		printf "%s\n    {\"backing\": %s, \"cell_mib\": %s, \"runs\": %d, \"start_ms\": [%s], \"agent_ms\": [%s], \"median_start_ms\": %s, \"median_agent_ms\": %s}", (i > 1 ? "," : ""), jstr(l2back[b]), jnum(l2cell[b]), l2n[b], l2s[b], l2a[b], jnum(l2ms[b]), jnum(l2am[b]) > js }
+	printf "\n  ],\n  \"zero_rate\": {\"mib\": %s, \"memset_ns\": %s, \"zeroer_ns\": %s},", jnum(zr_mib), jnum(zr_memset), jnum(zr_zeroer) > js
+	printf "\n  \"vfio_map_dma\": {\"baseline\": %s, \"mib\": %s, \"variants\": [", jstr(vb), jnum(vmib) > js
 	for (i = 1; i <= nvf; i++) { v = vorder[i]
 		printf "%s\n    {\"name\": %s, \"backing\": %s, \"pagesize\": %s, \"map_ns\": [%s], \"unmap_ns\": [%s], \"median_map_ns\": %.0f, \"median_unmap_ns\": %.0f, \"map_ratio\": %s, \"unmap_ratio\": %s, \"pinned_bytes\": %s}", (i > 1 ? "," : ""),
 			jstr(v), jstr(vback[v]), jstr(vpsz[v]), vmap[v], vunm[v], vmm[v], vum[v], jnum(vmm[vb] ? sprintf("%.4f", vmm[v] / vmm[vb]) : ""), jnum(vum[vb] ? sprintf("%.4f", vum[v] / vum[vb]) : ""), jnum(vpin[v]) > js }
@@ -174,4 +185,5 @@ END {
 	printf "</svg>\n" > svg
 }
 function mrow(name, val, how) { mname[++nm] = name; mval[nm] = val; mhow[nm] = how }
+function zrow(a, b) { if ((a in med) && (b in med) && med[b] > 0) printf "| %s | %s | %s x the time of %s (%s ms): %.1f x faster |\n", a, ms(med[a]), x2(med[a] / med[b]), b, ms(med[b]), (med[a] > 0 ? med[b] / med[a] : 0) > md }
 ' "$raw"
