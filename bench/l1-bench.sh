@@ -35,8 +35,9 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 
-# shellcheck source=nested-test/l1-channel.sh
-. "$(dirname "$0")/../nested-test/l1-channel.sh"
+# shellcheck source=nested-test/l1-common.sh
+. "$(dirname "$0")/../nested-test/l1-common.sh"
+l1_channel
 out() { res "$@"; }
 meta() { out "META $1=$2"; }
 trap 'st=$?; [ -n "${finished:-}" ] || { out "META aborted=status-$st-line-$LINENO"; out L1-DONE; }' EXIT
@@ -44,11 +45,6 @@ trap 'st=$?; [ -n "${finished:-}" ] || { out "META aborted=status-$st-line-$LINE
 bin=$build/bench/dmem-bench
 sysfs=/sys/kernel/mm/dmem
 kb() { awk -v f="$1:" '$1 == f {print $2}' /proc/meminfo; }
-dmem_sum() { # dmem_sum total|free|used -> bytes on all nodes
-	local t=0 f
-	for f in "$sysfs"/node*/"$1"_bytes; do [ -r "$f" ] && t=$((t + $(cat "$f"))); done
-	echo "$t"
-}
 
 meta kernel "$(uname -r | tr ' ' _)"
 meta kernel_build "$(uname -v | tr ' ' _)"
@@ -65,7 +61,7 @@ memtotal_kb=$(kb MemTotal)
 present=$(awk '$1 == "present" {s += $2} END {print s + 0}' /proc/zoneinfo)
 memline=$(dmesg | grep -m1 -o 'Memory: [0-9]*K/[0-9]*K available.*')
 reserved_kb=$(echo "$memline" | sed -n 's|.*[ (]\([0-9]*\)K reserved.*|\1|p')
-dmem_total=$(dmem_sum total)
+dmem_total=$(pool_sum total)
 meta dmem_total_bytes "$dmem_total"
 meta dmem_memmap_saved_bytes_sysfs "$(cat "$sysfs/memmap_saved_bytes" 2> /dev/null || echo -1)"
 if [ -n "$base" ]; then
@@ -105,12 +101,12 @@ echo "== $bin --hvo --mib $mib --reps $reps"
 # ---- populate timing
 args=(--mib "$mib" --reps "$reps" --budget "$budget")
 for k in "${!dirs[@]}"; do args+=("--$k" "${dirs[$k]}"); done
-free0=$(dmem_sum free)
+free0=$(pool_sum free)
 echo "== $bin ${args[*]}"
 t0=$SECONDS
 "$bin" "${args[@]}" | while IFS= read -r l; do out "$l"; done
 meta bench_seconds $((SECONDS - t0))
-meta dmem_free_before_after "$free0/$(dmem_sum free)"
+meta dmem_free_before_after "$free0/$(pool_sum free)"
 
 # ---- VFIO: MAP_DMA + UNMAP_DMA of $mib MiB per backing, through the vIOMMU
 # and the edu device of run-l1.sh (nested-test/vfio_dmem_test.c --bench).
@@ -134,7 +130,7 @@ else
 	meta vfio_bench_seconds $((SECONDS - t1))
 	vfio_unbind "$bdf"
 fi
-meta dmem_free_after_vfio "$(dmem_sum free)"
+meta dmem_free_after_vfio "$(pool_sum free)"
 for d in "${dirs[@]}"; do umount "$d"; done
 
 # ---- L2 start time through libvirt: dmem vs hugetlbfs vs anonymous
@@ -146,7 +142,7 @@ bash "$TOP/bench/l1-l2start.sh" 2 256,1024 2>&1 | while IFS= read -r l; do
 done
 meta l2start_seconds $((SECONDS - t0))
 
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -2 | tr -s ' \n' '_')
+bad=$(kernel_splats | tr ' ' '_')
 meta dmesg "${bad:-clean}"
 finished=1
 out L1-DONE

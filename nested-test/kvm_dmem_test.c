@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "kselftest_harness.h"
+#include "test_util.h"
 
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
@@ -421,4 +422,9 @@ TEST_F_TIMEOUT(kvm_dmem, freed_after_close, 300)
 						   (long long)pool_free(), (long long)self->free0);
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--list"))
+		return harness_list_tests();
+	return test_harness_run(argc, argv);
+}

@@ -30,18 +30,12 @@ for a in "$@"; do
 	esac
 done
 
-# shellcheck source=nested-test/l1-channel.sh
-. "$(dirname "$0")/l1-channel.sh"
+# shellcheck source=nested-test/l1-common.sh
+. "$(dirname "$0")/l1-common.sh"
+l1_channel
 # If this script dies early, say so on the results channel.
 # shellcheck disable=SC2154
 trap 'st=$?; [ -n "${finished:-}" ] || res "FAIL: l1.trunk-script: ended early (status $st, line $LINENO)"' EXIT
-pass() { res "PASS: $1"; }
-fail() { res "FAIL: $1: $2"; }
-check() { # check NAME REASON-IF-FAILED CONDITION...
-	local name=$1 why=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
-}
 
 # ---- memory accounting of this boot
 memtotal_kb=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
@@ -61,22 +55,6 @@ fi
 
 # Let the test program's /dev/kmsg markers through the printk rate limit.
 echo on > /proc/sys/kernel/printk_devkmsg 2> /dev/null || true
-
-# tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL lines on the results
-# channel; a failure's reason is the first diagnostics of its run.
-tap_results() {
-	awk -v pfx="$1" '
-	/^#  RUN / { why = ""; next }
-	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
-		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
-		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
-		next
-	}
-	/^ok [0-9]+ .*# SKIP/ { r = $0; sub(/.*# SKIP */, "", r); print "SKIP: " pfx "." $3 ": " (r != "" ? r : "skipped"); next }
-	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
-	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
-	' "$2" | while IFS= read -r l; do res "$l"; done
-}
 
 if [ "$mode" = full ]; then
 # ---- dmemfs_test (kselftest harness, TAP on stdout)
@@ -129,7 +107,7 @@ kunit_suite() { # kunit_suite NAME MIN_CASES
 }
 kunit_suite dmem_parse 30
 kunit_suite dmem_alloc 1
-kunit_suite dmem_zero 7
+kunit_suite dmem_zero 8
 others_bad=
 for d in /sys/kernel/debug/kunit/*/; do
 	[ -r "$d/results" ] || continue
@@ -224,13 +202,6 @@ fi
 # ---- tests of the other parts of the tree
 # They get dmemfs mounted with 2M and 1G pages and the usual variables, and
 # must leave the pool as they found it.
-pool_sum() { # pool_sum free|poisoned|...: bytes over all nodes
-	local t=0 f
-	for f in /sys/kernel/mm/dmem/node*/"$1"_bytes; do
-		[ -r "$f" ] && t=$((t + $(cat "$f")))
-	done
-	echo "$t"
-}
 pool_free() { pool_sum free; }
 export TOP BUILD=$build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
@@ -238,7 +209,7 @@ for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"
 	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps"
 	check "l1.mount-$ps" "/run/dmemfs/$ps is not dmemfs after mount -t dmemfs -o pagesize=$ps" \
-		[ "$(stat -f -c %t "/run/dmemfs/$ps" 2> /dev/null)" = 2ace90c6 ]
+		is_dmemfs "/run/dmemfs/$ps"
 done
 # l1.skip=WORD on the kernel command line skips the scripts whose path
 # contains WORD (make test-debug skips the libvirt acceptance: too slow
@@ -261,7 +232,7 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	why="exit status $rc"
 	[ "$rc" -eq 124 ] && why="timed out after 600s"
 	[ "$free0" = "$free1" ] || why="$why; dmem free ${free0} B before, ${free1} B after"
-	check "l1-script:$rel" "$why" [ "$rc" -eq 0 -a "$free0" = "$free1" ]
+	check "$(l1_script_check "$s")" "$why" [ "$rc" -eq 0 -a "$free0" = "$free1" ]
 done
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 
@@ -318,7 +289,7 @@ else
 fi
 
 # ---- nothing worse than a warning, all boot long
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')
+bad=$(kernel_splats)
 check l1.dmesg-clean "kernel log: $bad" [ -z "$bad" ]
 finished=1
 res "L1-DONE"

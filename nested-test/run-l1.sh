@@ -25,6 +25,8 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 TOP=${TOP:-$(cd "$here/.." && pwd)}
 BUILD=${BUILD:-$TOP/build}
+# shellcheck source=nested-test/l1-common.sh
+. "$here/l1-common.sh" # result names (l1_script_check), shared with L1
 RESULTS=${RESULTS:-$BUILD/results}
 KERNEL=${KERNEL:-$BUILD/bzImage}
 INITRD=${INITRD:-$BUILD/guest/initramfs.cpio.gz}
@@ -80,7 +82,10 @@ for s in "$TOP"/*/tests/l1-*.sh; do
 	rel=${s#"$TOP"/}
 	# l1-trunk.sh does not run scripts that l1.skip= names
 	[ -n "$skip" ] && [ "${rel#*"$skip"}" != "$rel" ] && continue
-	[ -e "$s" ] && expected+=("l1-script:$rel")
+	[ -e "$s" ] || continue
+	# its own checks (--list), and the one on the script as a whole
+	mapfile -t -O ${#expected[@]} expected < <(TOP=$TOP BUILD=$BUILD bash "$s" --list)
+	expected+=("$(l1_script_check "$s")")
 done
 STRESS_BIN=${STRESS_BIN:-$BUILD/guest/dmemfs_stress}
 if [ -x "$STRESS_BIN" ]; then
@@ -88,12 +93,13 @@ if [ -x "$STRESS_BIN" ]; then
 else
 	expected+=(stress.built)
 fi
-case " $L1_APPEND " in *" l1.trinity="*) expected+=(trinity.dmemfs) ;; esac
+case " $L1_APPEND " in *" l1.trinity="*) mapfile -t -O ${#expected[@]} expected < <(bash "$here/trinity-l1.sh" --list) ;; esac
 HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
 if [ -x "$HWPOISON_BIN" ]; then
 	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')
 fi
-expected+=(hwpoison.l2-vmce l1.hwpoison-quarantine l1.dmesg-clean)
+mapfile -t -O ${#expected[@]} expected < <(bash "$here/hwpoison-l2.sh" --list)
+expected+=(l1.hwpoison-quarantine l1.dmesg-clean)
 [ "$L1_MODE" = --boot-check ] && expected=(l1.dmem-reserved l1.dmem-requested-per-node
 	l1.memtotal-shrinks l1.no-struct-page l1.memmap-saved)
 # boot 3 (the L2 with a device assigned) has its own list; it comes with
@@ -325,6 +331,6 @@ for e in "${expected[@]}"; do
 		add "FAIL: $e: no result ($why)"
 done
 bad=$(tr -d '\r' < "$work/test-console.log" |
-	grep -E 'Kernel panic|BUG:|Oops|WARNING:|Call Trace|general protection fault' | head -2 | tr -s ' \n' ' ')
+	grep -E "$L1_SPLAT_RE" | head -2 | tr -s ' \n' ' ')
 if [ -z "$bad" ]; then add "PASS: nested.console-clean"; else add "FAIL: nested.console-clean: $bad"; fi
 finish

@@ -13,16 +13,19 @@
 # other ioctls, rename and unlink.  Afterwards: no new warning in the kernel
 # log, and after the unmount the pool is where it was.
 #
-# Prints "PASS: trinity.dmemfs: ..." or "FAIL: trinity.dmemfs: reason".
+# Prints "PASS: trinity.dmemfs: ..." or "FAIL: trinity.dmemfs: reason"
+# (--list: that name).
 set -u
+[ "${1:-}" = --list ] && { echo trinity.dmemfs; exit 0; }
 secs=${1:-60}
-pool() { cat /sys/kernel/mm/dmem/node*/"$1"_bytes | awk '{ s += $1 } END { print s + 0 }'; }
-splats() { dmesg | grep -cE 'WARNING:|BUG:|Oops|Call Trace|general protection|KASAN|possible circular|lockdep'; }
+# shellcheck source=nested-test/l1-common.sh
+. "$(dirname "$0")/l1-common.sh"
+result_area trinity
 if ! command -v trinity > /dev/null; then
-	echo "FAIL: trinity.dmemfs: trinity is not installed (scripts/install-deps.sh)"
-	exit 1
+	fail dmemfs "trinity is not installed (scripts/install-deps.sh)"
+	results_exit
 fi
-free0=$(pool free) used0=$(pool used) s0=$(splats)
+free0=$(pool_sum free) used0=$(pool_sum used) mark=$(dmesg_mark)
 work=$(mktemp -d /tmp/trinity.XXXXXX)
 mounts=()
 for ps in 4K 2M; do
@@ -66,16 +69,16 @@ for d in "${mounts[@]}"; do
 	umount "$d" 2> /dev/null || umount -l "$d"
 done
 sleep 1
-free1=$(pool free) used1=$(pool used) s1=$(splats)
+free1=$(pool_sum free) used1=$(pool_sum used) bad=$(kernel_splats "$mark")
 why=
 [ "$rc" -eq 124 ] || [ "$rc" -eq 0 ] || why="trinity exited $rc ($(tail -1 "$out" | cut -c1-120));"
-[ "$s1" -eq "$s0" ] || why="$why kernel log: $(dmesg | grep -E 'WARNING:|BUG:|Oops|KASAN|possible circular' | tail -1 | cut -c1-200);"
+[ -z "$bad" ] || why="$why kernel log: $(echo "$bad" | cut -c1-200);"
 [ "$free1" = "$free0" ] && [ "$used1" = "$used0" ] || why="$why pool free $free0 -> $free1 B, used $used0 -> $used1 B after umount;"
 [ "$made" -gt 0 ] || why="$why trinity made no test file on dmemfs;"
 rm -rf "$work"
 if [ -z "$why" ]; then
-	echo "PASS: trinity.dmemfs: $((SECONDS - t0)) s, ${iters:-? iterations} of ${#calls[@]} system calls as nobody on 2 instances ($made test files on dmemfs, $held dpages held at the end), kernel log clean, pool back after umount"
+	pass dmemfs "$((SECONDS - t0)) s, ${iters:-? iterations} of ${#calls[@]} system calls as nobody on 2 instances ($made test files on dmemfs, $held dpages held at the end), kernel log clean, pool back after umount"
 else
-	echo "FAIL: trinity.dmemfs: $why"
-	exit 1
+	fail dmemfs "$why"
 fi
+results_exit

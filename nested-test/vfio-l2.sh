@@ -50,11 +50,9 @@ export BUILD=${BUILD:-$TOP/build}
 l1_script_init "$@"
 echo on > /proc/sys/kernel/printk_devkmsg
 
-out() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
-pass() { out "PASS: vfio.$1${2:+: $2}"; }
-fail() { out "FAIL: vfio.$1: $2"; }
+result_area vfio
 log() { echo "[vfio-l2] $*" >&2; }
-done_l1() { acc_stop_all > /dev/null 2>&1; out L1-DONE; exec 3>&-; exit 0; }
+done_l1() { acc_stop_all > /dev/null 2>&1; res L1-DONE; exec 3>&-; exit 0; }
 skip_from() { # skip_from CHECK WHY: FAIL that check and every one after it
 	local c on=
 	for c in "${CHECKS[@]}"; do
@@ -100,18 +98,18 @@ pass l2-start "virsh start with <hostdev> $bdf in $((SECONDS - t)) s"
 line=
 for _ in $(seq 1 480); do
 	line=$(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -m1 '^L2-HOLD') && break
-	[ -n "$(kernel_bad)" ] && sleep 5 && break
+	[ -n "$(kernel_splats)" ] && sleep 5 && break
 	sleep 0.5
 done
 if [ -z "$line" ]; then
-	bad=$(kernel_bad)
+	bad=$(kernel_splats)
 	why="no L2-HOLD after $((SECONDS - t)) s, state '$(domstate "$name")'; L1 kernel: ${bad:-nothing}; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' ')"
 	log "L2 serial:"; tail -n 30 "$(serial_of "$name")" >&2
 	# that crash and the context-tracking WARN it leaves behind, nothing else
 	if [ -z "$last_attempt" ] && { [ -z "$bad" ] || dmesg | grep -q 'stack guard page was hit'; } &&
 		! dmesg | grep -E 'BUG:|WARNING:|Oops|general protection' |
 		grep -vq -e 'stack guard page was hit' -e 'ct_kernel_exit'; then
-		out "RETRY: $why"
+		res "RETRY: $why"
 		done_l1
 	fi
 	fail l2-boot "$why"
@@ -153,6 +151,6 @@ else
 fi
 virsh undefine "$name" > /dev/null 2>&1
 vfio_unbind "$bdf"
-bad=$(kernel_bad)
+bad=$(kernel_splats)
 if [ -z "$bad" ]; then pass l2-dmesg-clean; else fail l2-dmesg-clean "$bad"; fi
 done_l1

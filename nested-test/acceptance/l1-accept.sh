@@ -12,23 +12,23 @@ export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
 l1_script_init "$@"
-res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+result_area accept
 for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"
-	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" || res "FAIL: accept.mount-$ps: mount -t dmemfs -o pagesize=$ps failed"
+	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" || fail "mount-$ps" "mount -t dmemfs -o pagesize=$ps failed"
 done
 res "# accept: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB MemTotal, dmem: $(for n in /sys/kernel/mm/dmem/node*; do printf '%s %s MiB ' "${n##*/}" $(($(cat "$n/total_bytes") >> 20)); done)"
 t=$SECONDS
 timeout -k 5 ${ACC_TIMEOUT:-840} bash "$TOP/nested-test/acceptance/l1-checks.sh" 2>&1 |
 	while IFS= read -r l; do
 		printf '%s\n' "$l"
-		case $l in PASS:* | FAIL:*) printf '%s\n' "$l" >&3 ;; esac
+		case $l in PASS:* | FAIL:* | SKIP:*) printf '%s\n' "$l" >&3 ;; esac
 	done
 rc=${PIPESTATUS[0]}
-[ "$rc" -eq 0 ] || res "FAIL: accept.l1-checks: exit status $rc after $((SECONDS - t)) s (124: timed out)"
+[ "$rc" -eq 0 ] || fail l1-checks "exit status $rc after $((SECONDS - t)) s (124: timed out)"
 res "# accept: l1-checks.sh took $((SECONDS - t)) s"
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')
-if [ -z "$bad" ]; then res "PASS: accept.l1-dmesg-clean"; else res "FAIL: accept.l1-dmesg-clean: $bad"; fi
+bad=$(kernel_splats)
+check l1-dmesg-clean "$bad" [ -z "$bad" ]
 res "L1-DONE"
 exec 3>&-

@@ -23,15 +23,17 @@ ADM_MIB=${ACC_ADM_CELL_MIB:-auto}
 C0=64 C1=128 # the acceptance guest: cell 0 64 MiB on node 0, cell 1 128 MiB on node 1
 T0=$SECONDS
 
-failed=0
-pass() { echo "PASS: accept.$1${2:+: $2}"; }
-fail() { echo "FAIL: accept.$1: $2"; failed=1; }
+result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
 	admission capacity-live refuse-unservable reconnect soak soak-dmesg cleanup)
+if [ "${1:-}" = --list ]; then
+	printf 'accept.%s\n' "${CHECKS[@]}"
+	exit 0
+fi
 skip_all() {
 	local c
 	for c in "${CHECKS[@]}"; do [ "$c" = setup ] || fail "$c" "not run ($1)"; done
-	exit 1
+	results_exit
 }
 
 # ---- setup
@@ -356,8 +358,8 @@ else
 	why="$ok of $SOAK start --paused/destroy cycles clean in ${secs} s ($(awk -v s="$secs" -v n="$cycles" 'BEGIN { printf "%.1f", s / (n ? n : 1) }') s a cycle), $((leaked / 4096)) dpages (4 KiB units) leaked at the end"
 	if [ "$ok" -eq "$SOAK" ] && [ "$leaked" -eq 0 ]; then pass soak "$why"; else fail soak "$why;$errs"; fi
 fi
-bad=$(dmesg | tail -n +"$((dmesg_before + 1))" | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' ')
-allbad=$(kernel_bad)
+bad=$(kernel_splats "$dmesg_before")
+allbad=$(kernel_splats)
 # (the wording avoids the words run-l1.sh looks for in the console)
 if [ -z "$allbad" ]; then pass soak-dmesg "kernel log clean (no warnings, bugs or oopses) during the whole acceptance"
 else fail soak-dmesg "kernel log: ${bad:-$allbad}"; fi
@@ -371,5 +373,4 @@ if back_to_base && [ -z "$left" ] && [ -z "$(libvirtd_pid)" ]; then
 else
 	fail cleanup "$(base_why); files left: ${left:-none}; libvirtd pid '$(libvirtd_pid)'"
 fi
-# non-zero if and only if a check failed
-exit $failed
+results_exit

@@ -22,8 +22,9 @@ SERIAL_DIR=/var/log/libvirt/qemu
 L2_KERNEL=${L2_KERNEL:-$BUILD/bzImage}
 L2_INITRD=${L2_INITRD:-$BUILD/l2/initramfs.cpio.gz}
 L2_CMDLINE_BASE="console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
-DMEMFS_MAGIC=2ace90c6
 MiB=$((1 << 20))
+# shellcheck source=nested-test/l1-common.sh
+. "$TOP/nested-test/l1-common.sh"
 export LC_ALL=C
 virsh() { command virsh -q -c qemu:///system "$@"; }
 
@@ -35,11 +36,7 @@ l1_script_init() {
 	for a in "$@"; do
 		[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
 	done
-	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
-	else
-		exec 3>&1
-	fi
+	l1_channel
 }
 
 acc_log() { printf '[accept] %s\n' "$*" >&2; }
@@ -60,7 +57,6 @@ pool_table() {
 	done
 }
 
-is_dmemfs() { [ "$(stat -f -c %t "$1" 2> /dev/null)" = "$DMEMFS_MAGIC" ]; }
 
 # ---- setup: dmemfs, install, libvirt
 ACC_MOUNTED=()
@@ -208,4 +204,3 @@ dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
 agent_field() { # agent_field LINE KEY
 	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
 }
-kernel_bad() { dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault' | head -3 | tr -s ' \n' ' '; }

@@ -28,16 +28,27 @@
 #
 # Prints "PASS: kvm.<check>[: numbers]" / "FAIL: kvm.<check>: reason" lines,
 # exits 1 if any check failed, and leaves the dmem pool, the daemons and the
-# mounts as it found them.
+# mounts as it found them.  --list prints the checks.  kvm.dmem_test-pool and
+# kvm.nested-vmcb-pool report only when the pool did not come back.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TOP=${TOP:-$(cd "$here/../.." && pwd)}
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
 GUESTBIN=$BUILD/guest
-rc_all=0
-pass() { echo "PASS: kvm.$1${2:+: $2}"; }
-fail() { echo "FAIL: kvm.$1: $2"; rc_all=1; }
+result_area kvm
+# "ok N kvm_dmem.2M.stats" -> kvm.stats-2m
+kvm_dmem_name='function name(t,  a) { split(t, a, "."); gsub(/_/, "-", a[3]); return "kvm." a[3] "-" tolower(a[2]) }'
+L2_CHECKS=(l2-pages-2m l2-pages-1g l2-steal l2-kvmclock)
+if [ "${1:-}" = --list ]; then
+	[ -x "$GUESTBIN/kvm_dmem_test" ] && "$GUESTBIN/kvm_dmem_test" --list | awk "$kvm_dmem_name"' { print name($0) }'
+	for c in dmem_test-complete nested-vmcb-2m nested-vmcb-1g nested-vmcb-punch-hold \
+		nested-vmcb-punch-race selftest-steal_time selftest-page_table \
+		selftest-page_table-thp "${L2_CHECKS[@]}" pool-restored; do
+		echo "kvm.$c"
+	done
+	exit 0
+fi
 log() { printf '[kvm] %s\n' "$*" >&2; }
 T0=$SECONDS
 BASE=$(pool_free_all)
@@ -58,17 +69,15 @@ else
 	# "ok N kvm_dmem.2M.stats" -> kvm.stats-2m; notes: the TH_LOG lines
 	# ("# file:line:test:text") of the test, reasons of a failure first.
 	while IFS= read -r l; do
-		case $l in PASS:*) rc=0 ;; *) rc=1 ;; esac
 		echo "$l"
-		[ $rc -eq 0 ] || rc_all=1
-	done < <(awk '
+		case $l in PASS:*) ;; *) L1_FAILED=1 ;; esac
+	done < <(awk "$kvm_dmem_name"'
 	/^#  RUN / { notes = ""; next }
 	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
 		line = substr($0, 3); sub(/^[^:]*:[0-9]+:[^:]*:/, "", line); gsub(/[\t ]+/, " ", line)
 		if (notes == "") notes = line; else if (length(notes) < 300) notes = notes " | " line
 		next
 	}
-	function name(t,  a) { split(t, a, "."); gsub(/_/, "-", a[3]); return "kvm." a[3] "-" tolower(a[2]) }
 	/^ok [0-9]+ / { print "PASS: " name($3) (notes == "" ? "" : ": " notes); next }
 	/^not ok [0-9]+ / { print "FAIL: " name($4) ": " (notes == "" ? "failed" : substr(notes, 1, 300)); next }
 	' "$tap")
@@ -139,12 +148,12 @@ selftest page_table 180 "$pt_pick" "$ST/kvm_page_table_test"
 selftest page_table-thp 180 "$pt_pick" "$ST/kvm_page_table_test" -s anonymous_thp
 
 # ---- libvirt for the L2 checks (helpers of nested-test/acceptance/l1-lib.sh)
-L2_CHECKS=(l2-pages-2m l2-pages-1g l2-steal l2-kvmclock)
 t=$SECONDS
 if ! acc_setup; then
 	for c in "${L2_CHECKS[@]}"; do fail "$c" "libvirt setup: $ACC_STEP failed"; done
 	acc_stop_all
-	exit 1
+	fail pool-restored "not checked: libvirt setup failed"
+	results_exit
 fi
 trap 'acc_stop_all' EXIT
 log "libvirt up in $((SECONDS - t)) s"
@@ -260,4 +269,4 @@ if [ "$(pool_free_all)" = "$BASE" ]; then
 else
 	fail pool-restored "pool free $(pool_free_all) B, $BASE B at the start"
 fi
-exit $rc_all
+results_exit

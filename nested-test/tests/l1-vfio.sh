@@ -13,7 +13,7 @@
 #
 # Prints "PASS: vfio.<check>" / "FAIL: vfio.<check>: reason" and the C test's
 # "PASS|FAIL: vfio_dmem_test.<test>" lines; exits non-zero on any failure;
-# leaves the pool and the device as it found them.
+# leaves the pool and the device as it found them.  --list prints the checks.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TOP=${TOP:-$(cd "$here/../.." && pwd)}
@@ -23,9 +23,14 @@ export BUILD=${BUILD:-$TOP/build}
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
 
-rc=0
-pass() { echo "PASS: vfio.$1${2:+: $2}"; }
-fail() { echo "FAIL: vfio.$1: $2"; rc=1; }
+result_area vfio
+bin=$BUILD/guest/vfio_dmem_test
+if [ "${1:-}" = --list ]; then
+	echo vfio.bind
+	[ -x "$bin" ] && "$bin" --list | sed 's/^/vfio_dmem_test./'
+	echo vfio.c-test
+	exit 0
+fi
 log() { echo "[vfio] $*" >&2; }
 pins_now() { echo "pinned_bytes $(vfio_pinned_all), pins (dpages pages orphaned) $(vfio_pins_summary)"; }
 FREE0=$(pool_free_all)
@@ -35,12 +40,12 @@ log "start: pool free $FREE0 B; $(pins_now)"
 if ! bdf=$(vfio_edu_bdf); then
 	fail bind "no PCI device 1234:11e8 in L1 (run-l1.sh gives -device edu)"
 	fail c-test "not run (no device)"
-	exit 1
+	results_exit
 fi
 if ! grp=$(vfio_bind "$bdf" 2> /tmp/vfio-bind.err); then
 	fail bind "$bdf: $(tr -s '\n' ' ' < /tmp/vfio-bind.err)"
 	fail c-test "not run (bind failed)"
-	exit 1
+	results_exit
 fi
 pass bind "$bdf in IOMMU group $grp on vfio-pci, /dev/vfio/$grp"
 
@@ -48,7 +53,6 @@ cleanup() { vfio_unbind "$bdf" 2> /dev/null; }
 trap cleanup EXIT
 
 # ---- 2. the C test (TAP; failures' reasons from the harness diagnostics)
-bin=$BUILD/guest/vfio_dmem_test
 tap=/tmp/vfio_dmem_test.log
 if [ -x "$bin" ]; then
 	t=$SECONDS
@@ -69,7 +73,7 @@ if [ -x "$bin" ]; then
 	/^ok [0-9]+ / { print "PASS: vfio_dmem_test." $3; first = ""; next }
 	/^not ok [0-9]+ / { if (why == "") why = (first == "" ? "failed" : first); print "FAIL: vfio_dmem_test." $4 ": " substr(why, 1, 320); first = ""; next }
 	' "$tap"
-	grep -q '^not ok' "$tap" && rc=1
+	grep -q '^not ok' "$tap" && L1_FAILED=1
 	if ! grep -q '^# Totals:' "$tap"; then
 		fail c-test "no TAP totals (exit $st): the program died or timed out"
 	elif [ "$(pool_free_all)" != "$FREE0" ]; then
@@ -84,4 +88,4 @@ fi
 cleanup
 trap - EXIT
 log "end: pool free $(pool_free_all) B (start $FREE0 B); $(pins_now)"
-exit $rc
+results_exit

@@ -6,4 +6,4 @@
 # leave the dmem pool as they found it.
 here=$(cd "$(dirname "$0")" && pwd)
 export TOP=${TOP:-$(cd "$here/../.." && pwd)}
-exec bash "$TOP/nested-test/acceptance/l1-checks.sh"
+exec bash "$TOP/nested-test/acceptance/l1-checks.sh" "$@"

@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# The library of every script that runs inside L1 (nested-test/README.md):
+# results, the kernel log scan and the dmem pool counters, written once.
+#
+# Results.  Check names are AREA.CHECK: result_area sets AREA for a script
+# whose checks share one, or the name carries it.  pass,
+# fail and skip print one line each, "PASS: AREA.CHECK[: detail]",
+# "FAIL: AREA.CHECK: reason" or "SKIP: AREA.CHECK: reason": to stdout, where
+# the script that started this one reads them, or to the results channel
+# in the script that owns it (l1_channel).  results_exit ends a script with
+# the one exit rule of the harness: non-zero if and only if a check failed.
+#
+# l1_channel: for the script that guest-images/init started.  fd 3 becomes
+# L1's second serial port, ttyS1, which the kernel never writes to (stdout
+# when there is none), and results go there; res LINE writes LINE there
+# and, marked, on the console.
+l1_channel() {
+	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+	else
+		exec 3>&1
+	fi
+	L1_OUT=channel
+}
+res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+
+L1_OUT=${L1_OUT:-stdout}
+L1_AREA=${L1_AREA:-}
+L1_FAILED=0
+result_area() { L1_AREA=$1; }
+_result() { if [ "$L1_OUT" = channel ]; then res "$*"; else printf '%s\n' "$*"; fi; }
+pass() { _result "PASS: ${L1_AREA:+$L1_AREA.}$1${2:+: $2}"; }
+fail() { _result "FAIL: ${L1_AREA:+$L1_AREA.}$1: $2"; L1_FAILED=1; }
+skip() { _result "SKIP: ${L1_AREA:+$L1_AREA.}$1: $2"; }
+check() { # check CHECK REASON-IF-FAILED CONDITION...
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+results_exit() { exit "$L1_FAILED"; }
+
+# tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL/SKIP lines (on the
+# results channel); a failure's reason is the first diagnostics of its run.
+tap_results() {
+	awk -v pfx="$1" '
+	/^#  RUN / { why = ""; next }
+	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
+		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
+		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
+		next
+	}
+	/^ok [0-9]+ .*# SKIP/ { r = $0; sub(/.*# SKIP */, "", r); print "SKIP: " pfx "." $3 ": " (r != "" ? r : "skipped"); next }
+	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
+	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
+	' "$2" | while IFS= read -r l; do res "$l"; done
+}
+
+# Kernel log.  kernel_splats [SINCE]: the first splat lines of the kernel
+# log after line SINCE (dmesg_mark), on one line; nothing when there is none.
+L1_SPLAT_RE='WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault|possible circular locking|bad p[mu]d'
+dmesg_mark() { dmesg | wc -l; }
+kernel_splats() {
+	dmesg | tail -n +"$((${1:-0} + 1))" | grep -E "$L1_SPLAT_RE" | head -3 | tr -s ' \n' ' '
+}
+
+# The dmem pool (/sys/kernel/mm/dmem).  pool_bytes NODE WHAT: WHAT_bytes of
+# node NODE (0 when the node has none); pool_sum WHAT: over all nodes.
+DMEM_SYSFS=${DMEMFS_SYSFS_ROOT:-/sys/kernel/mm/dmem}
+pool_bytes() { cat "$DMEM_SYSFS/node$1/$2_bytes" 2> /dev/null || echo 0; }
+pool_sum() {
+	local f t=0
+	for f in "$DMEM_SYSFS"/node*/"$1"_bytes; do [ -r "$f" ] && t=$((t + $(cat "$f"))); done
+	echo "$t"
+}
+
+# The magic number of dmemfs (include/uapi/linux/magic.h of the series), as
+# stat -f -c %t prints it.
+DMEMFS_MAGIC_HEX=2ace90c6
+is_dmemfs() { [ "$(stat -f -c %t "$1" 2> /dev/null)" = "$DMEMFS_MAGIC_HEX" ]; }
+
+# l1_script_check PATH: the name of the check on a whole */tests/l1-*.sh
+# script (its exit status and the pool it leaves), l1.script-NAME.
+l1_script_check() { local b=${1##*/}; b=${b#l1-}; echo "l1.script-${b%.sh}"; }
