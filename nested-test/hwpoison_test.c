@@ -317,7 +317,13 @@ static void *touch_first_byte(void *arg)
  * injection returning while the fault still runs shows that it found no
  * owner (with one it waits for the fault).  Node 0: the fixture's 1G
  * variant needs both of node 1's GiBs.
+ *
+ * Both tests of this fixture need allocations that zero (the long window
+ * is the zeroing, and the freed probe GiB comes back only to a first-fit
+ * allocation): background zeroing is off while they run.
  */
+#define ZEROING "/sys/kernel/mm/dmem/background_zeroing"
+
 FIXTURE(alloc) {
 	char dir[64];
 };
@@ -325,12 +331,14 @@ FIXTURE(alloc) {
 FIXTURE_SETUP(alloc)
 {
 	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
+	ASSERT_EQ(0, write_str(ZEROING, "0")) TH_LOG("cannot write " ZEROING);
 	ASSERT_EQ(0, mount_tmp(self->dir, "pagesize=1G"))
 		TH_LOG("mount dmemfs pagesize=1G: %s", strerror(errno));
 }
 
 FIXTURE_TEARDOWN(alloc)
 {
+	write_str(ZEROING, "1");
 	umount2(self->dir, MNT_DETACH);
 	rmdir(self->dir);
 }
@@ -453,8 +461,6 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 
 	f.fd = open(busy, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, f.fd);
-	/* a long fallocate is one that zeroes: none from the zeroed pool */
-	ASSERT_EQ(0, write_str("/sys/kernel/mm/dmem/background_zeroing", "0"));
 	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
 	/* two dpages out of the pool: the first is in the file */
 	while (!f.done && node_stat(1, "free") + 2 * SZ_2M > free1)
@@ -462,7 +468,6 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	in_window = !f.done;
 	pthread_join(th, NULL);
-	write_str("/sys/kernel/mm/dmem/background_zeroing", "1");
 	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
 	TH_LOG("error at pfn %#lx handled %s the %zu MiB fallocate ended", phys / SZ_4K,
 	       in_window ? "before" : "after", f.len >> 20);
