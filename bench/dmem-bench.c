@@ -145,19 +145,27 @@ static int write_long(const char *path, long v)
 	return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
+/* WHAT_bytes of dmem summed over all nodes; -1 when no node has the file. */
+static long dmem_sum(const char *what)
+{
+	char path[96];
+	long t = -1, v;
+
+	for (int n = 0; n < 64; n++) {
+		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/%s_bytes", n, what);
+		v = read_long(path);
+		if (v >= 0)
+			t = (t < 0 ? 0 : t) + v;
+	}
+	return t;
+}
+
 /* dmem in use on all nodes, kB (0 without dmem). */
 static long dmem_used_kb(void)
 {
-	char path[96];
-	long t = 0, v;
+	long used = dmem_sum("used");
 
-	for (int n = 0; n < 64; n++) {
-		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/used_bytes", n);
-		v = read_long(path);
-		if (v > 0)
-			t += v;
-	}
-	return t >> 10;
+	return used > 0 ? used >> 10 : 0;
 }
 
 struct snap {
@@ -197,16 +205,7 @@ static const char *zsuffix(const struct variant *v)
 /* dirty (not yet zeroed) free dmem on all nodes, bytes; -1 without the file */
 static long dmem_dirty(void)
 {
-	char path[96];
-	long t = -1, v;
-
-	for (int n = 0; n < 64; n++) {
-		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/dirty_bytes", n);
-		v = read_long(path);
-		if (v >= 0)
-			t = (t < 0 ? 0 : t) + v;
-	}
-	return t;
+	return dmem_sum("dirty");
 }
 
 /* Wait up to @secs for the zeroers to clean the pool; ns waited, or 0. */
