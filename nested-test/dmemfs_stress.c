@@ -759,30 +759,9 @@ static char *kmsg_bad(int fd)
 	}
 }
 
-/* ---- the background zeroer raced the workers: its trace events */
-struct zero_count {
-	long batches, pages, zeroed_before, zeroed_now;
-};
-
-static void count_zero_event(const char *line, void *arg)
-{
-	struct zero_count *c = arg;
-	const char *nr = strstr(line, " nr=");
-
-	if (strstr(line, " dmem_zero_batch: ")) {
-		c->batches++;
-		c->pages += nr ? strtol(nr + 4, NULL, 10) : 0;
-	} else if (strstr(line, " ret=0 ")) {
-		if (strstr(line, "zeroed_now=1"))
-			c->zeroed_now++;
-		else
-			c->zeroed_before++;
-	}
-}
-
 static int run_seed(int s)
 {
-	struct zero_count zc = { 0 };
+	struct dmem_zero_count zc = { 0 };
 	struct pool p0, p1;
 	int w, status, failed = 0, kfd;
 	char *bad;
@@ -819,8 +798,8 @@ static int run_seed(int s)
 	read_pool(&p1);
 	dmem_trace("dmem_zero_batch", 0);
 	dmem_trace("dmem_alloc_dpage", 0);
-	dmem_trace_each("dmem_zero_batch", count_zero_event, &zc);
-	dmem_trace_each("dmem_alloc_dpage", count_zero_event, &zc);
+	dmem_trace_each("dmem_zero_batch", dmem_zero_count_line, &zc);
+	dmem_trace_each("dmem_alloc_dpage", dmem_zero_count_line, &zc);
 	printf("# seed %d: the zeroers ran %ld batches (%ld pages) among the workers; %ld dpages were handed out zeroed before, %ld zeroed when allocated\n",
 	       s, zc.batches, zc.pages, zc.zeroed_before, zc.zeroed_now);
 	if (!zc.batches || !zc.zeroed_before) {

@@ -893,30 +893,6 @@ static uint64_t wait_clean(int secs)
 	return dirty;
 }
 
-struct alloc_count {
-	long zeroed_now, zeroed_before;
-};
-
-static void count_alloc(const char *line, void *arg)
-{
-	struct alloc_count *c = arg;
-
-	if (!strstr(line, " ret=0 "))
-		return;
-	if (strstr(line, "zeroed_now=1"))
-		c->zeroed_now++;
-	else
-		c->zeroed_before++;
-}
-
-static void count_batch(const char *line, void *arg)
-{
-	const char *nr = strstr(line, " nr=");
-
-	if (nr)
-		*(uint64_t *)arg += strtoull(nr + 4, NULL, 10);
-}
-
 /* A file of @len bytes bound to node 0, mapped at *@p. */
 static int node0_file(struct __test_metadata *_metadata, const char *dir, const char *name,
 		      size_t len, void **p)
@@ -948,7 +924,7 @@ static void dirty_node0(struct __test_metadata *_metadata, const char *dir, size
  * refaulted dpage and a truncate and extend.
  */
 static void alloc_node0(struct __test_metadata *_metadata, const char *dir, size_t len,
-			struct alloc_count *c)
+			struct dmem_zero_count *c)
 {
 	long bad;
 	void *p;
@@ -958,7 +934,7 @@ static void alloc_node0(struct __test_metadata *_metadata, const char *dir, size
 	fd = node0_file(_metadata, dir, "fresh", len, &p);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, len)) TH_LOG("fallocate %zu: %s", len, strerror(errno));
 	ASSERT_EQ(0, dmem_trace("dmem_alloc_dpage", 0));
-	ASSERT_LE(0, dmem_trace_each("dmem_alloc_dpage", count_alloc, c));
+	ASSERT_LE(0, dmem_trace_each("dmem_alloc_dpage", dmem_zero_count_line, c));
 	bad = first_nonzero(p, len);
 	EXPECT_EQ(-1, bad) TH_LOG("fallocated file: nonzero byte near offset %ld", bad);
 
@@ -1014,8 +990,9 @@ FIXTURE_TEARDOWN(zeroing)
  */
 TEST_F_TIMEOUT(zeroing, drains_then_allocates_zeroed, 300)
 {
-	struct alloc_count c = { 0 };
-	uint64_t zeroed = 0, left;
+	struct dmem_zero_count c = { 0 };
+	struct dmem_zero_count z = { 0 };
+	uint64_t left;
 	struct dstats now;
 	int n;
 
@@ -1024,9 +1001,9 @@ TEST_F_TIMEOUT(zeroing, drains_then_allocates_zeroed, 300)
 	left = wait_clean(120);
 	ASSERT_EQ(0, left) TH_LOG("%lu dirty bytes left after 120 s", left);
 	ASSERT_EQ(0, dmem_trace("dmem_zero_batch", 0));
-	ASSERT_LT(0, dmem_trace_each("dmem_zero_batch", count_batch, &zeroed));
-	EXPECT_LE(ZERO_LEN, zeroed * SZ_4K)
-		TH_LOG("the zeroers' batches cover %lu bytes, %lu were freed", zeroed * SZ_4K,
+	ASSERT_LT(0, dmem_trace_each("dmem_zero_batch", dmem_zero_count_line, &z));
+	EXPECT_LE(ZERO_LEN, z.pages * SZ_4K)
+		TH_LOG("the zeroers' batches cover %lu bytes, %lu were freed", z.pages * SZ_4K,
 		       ZERO_LEN);
 	ASSERT_EQ(0, read_stats(&now));
 	for (n = 0; n < now.nr; n++)
@@ -1046,7 +1023,7 @@ TEST_F_TIMEOUT(zeroing, drains_then_allocates_zeroed, 300)
 /* background_zeroing=0: nothing is zeroed in the background, all on allocation */
 TEST_F_TIMEOUT(zeroing, off_zeroes_every_allocation, 300)
 {
-	struct alloc_count c = { 0 };
+	struct dmem_zero_count c = { 0 };
 	uint64_t on = 1, left, dirty;
 
 	left = wait_clean(120);
