@@ -32,8 +32,6 @@ big=$(tr , '\n' <<< "$cells" | sort -n | tail -1)
 h=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 [ "$(cat "$h")" -ge $((big * 2 / 2)) ] || echo $((big * 2 / 2)) > "$h"
 say "hugetlbfs 2M pool: $(cat "$h") pages for cells of up to $big MiB"
-# dirty (not yet zeroed) free dmem on all nodes
-dirty() { cat /sys/kernel/mm/dmem/node*/dirty_bytes 2> /dev/null | awk '{s += $1} END {print s + 0}'; }
 if ! acc_setup; then
 	say "libvirt setup failed: $ACC_STEP"
 	echo "L2START backing=all round=0 status=FAIL reason=libvirt-setup"
@@ -71,7 +69,7 @@ for r in $(seq 1 "$rounds"); do
 		fi
 		# dmem-2M: the pool as the zeroers leave it between guests
 		w=0
-		while [ "$b" = dmem-2M ] && [ "$(dirty)" != 0 ] && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
+		while [ "$b" = dmem-2M ] && [ "$(pool_sum dirty)" != 0 ] && [ $w -lt 600 ]; do sleep 0.1; w=$((w + 1)); done
 		[ "$b" = dmem-2M-zeroing-off ] && echo 0 > "$zeroing"
 		t0=$(now_ms)
 		if ! err=$(virsh start "$name" 2>&1); then

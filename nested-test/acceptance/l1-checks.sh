@@ -57,8 +57,8 @@ else
 fi
 trap 'acc_stop_all' EXIT
 [ "$(pool_free_all)" = "$BASE" ] || BASE=$(pool_free_all) # mounts cost nothing, but be exact
-used0() { pool 0 used; }
-used1() { pool 1 used; }
+used0() { pool_bytes 0 used; }
+used1() { pool_bytes 1 used; }
 back_to_base() { [ "$(pool_free_all)" = "$BASE" ]; }
 # libvirt runs the release hook, and QEMU's mappings go, only after the
 # domain is reported shut off: give the pool up to $1 s to come back.

@@ -44,16 +44,15 @@ now_ms() { local s; s=$(cut -d' ' -f1 /proc/uptime); echo $(( ${s%.*} * 1000 + 1
 ms_to_s() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }
 
 # ---- dmem pool
-pool() { cat "$SYSFS/node$1/$2_bytes" 2>/dev/null || echo -1; } # pool NODE free|used|total
-pool_free_all() { echo "$(pool 0 free) $(pool 1 free)"; }
-pool_mib() { echo "node0 free $(($(pool 0 free) / MiB)) MiB used $(($(pool 0 used) / MiB)) MiB, node1 free $(($(pool 1 free) / MiB)) MiB used $(($(pool 1 used) / MiB)) MiB"; }
+pool_free_all() { echo "$(pool_bytes 0 free) $(pool_bytes 1 free)"; }
+pool_mib() { echo "node0 free $(($(pool_bytes 0 free) / MiB)) MiB used $(($(pool_bytes 0 used) / MiB)) MiB, node1 free $(($(pool_bytes 1 free) / MiB)) MiB used $(($(pool_bytes 1 used) / MiB)) MiB"; }
 pool_table() {
 	local n f
 	printf '%-6s %12s %12s %12s\n' node total_MiB used_MiB free_MiB
 	for f in "$SYSFS"/node*; do
 		n=${f##*/node}
-		printf '%-6s %12d %12d %12d\n' "node$n" $(($(pool "$n" total) / MiB)) \
-			$(($(pool "$n" used) / MiB)) $(($(pool "$n" free) / MiB))
+		printf '%-6s %12d %12d %12d\n' "node$n" $(($(pool_bytes "$n" total) / MiB)) \
+			$(($(pool_bytes "$n" used) / MiB)) $(($(pool_bytes "$n" free) / MiB))
 	done
 }
 
