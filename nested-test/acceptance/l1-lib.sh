@@ -162,6 +162,7 @@ acc_stop_all() { # destroy and undefine our domains, stop the daemons, unmount
 # ---- domains
 new_uuid() { cat /proc/sys/kernel/random/uuid; }
 serial_of() { echo "$SERIAL_DIR/$1.serial"; }
+last_serial() { tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160; }
 
 # mkdomain NAME UUID CELL0_MIB CELL1_MIB [CMDLINE-EXTRA [EXTRA-BACKING-XML [PAGESIZE]]]
 mkdomain() {

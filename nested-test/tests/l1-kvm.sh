@@ -186,7 +186,6 @@ stop_l2() {
 	virsh destroy "$1" > /dev/null 2>&1
 	virsh undefine "$1" > /dev/null 2>&1
 }
-last_serial() { tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160; }
 # kvm_stat PID NAME: L1's KVM debugfs statistic of QEMU PID's VM
 kvm_stat() {
 	local d
