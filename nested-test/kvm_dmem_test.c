@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -420,6 +422,70 @@ TEST_F_TIMEOUT(kvm_dmem, freed_after_close, 300)
 	vm_close(self);
 	ASSERT_EQ(self->free0, pool_free()) TH_LOG("pool free %lld B after close, %lld B before",
 						   (long long)pool_free(), (long long)self->free0);
+}
+
+struct puncher {
+	int fd;
+	size_t len;
+	volatile int stop;
+	long punches;
+	int err;
+};
+
+static void *punch_loop(void *arg)
+{
+	struct puncher *p = arg;
+
+	while (!p->stop) {
+		if (fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, p->len)) {
+			p->err = errno;
+			break;
+		}
+		p->punches++;
+	}
+	return NULL;
+}
+
+/*
+ * (f) punches racing the guest's refaults.  Each punch zaps the mapping;
+ * the guest's next read faults the file in again through KVM, which looks
+ * the pfn up, faults the page in when it is not mapped, and looks again.
+ * A punch that lands between that fault and the second look must make KVM
+ * retry, not fail KVM_RUN with EFAULT (which kills the VM in QEMU).
+ */
+TEST_F_TIMEOUT(kvm_dmem, punch_race, 300)
+{
+	struct puncher p = { .fd = self->fd, .len = self->ps };
+	char why[160] = "";
+	long reads = 0, nonzero = 0;
+	int failed = 0;
+	pthread_t t;
+	time_t end;
+
+	GUEST_READS(0);
+	ASSERT_EQ(0, pthread_create(&t, NULL, punch_loop, &p));
+	end = time(NULL) + 8;
+	while (time(NULL) < end) {
+		uint32_t v = 0;
+
+		if (guest_read(self, &v, why, sizeof(why))) {
+			failed = 1;
+			break;
+		}
+		nonzero += v != 0;
+		reads++;
+	}
+	p.stop = 1;
+	pthread_join(t, NULL);
+	TH_LOG("%ld guest reads against %ld punches", reads, p.punches);
+	ASSERT_EQ(0, failed) TH_LOG("guest read %ld, after %ld punches: %s", reads + 1,
+				    p.punches, why);
+	ASSERT_EQ(0, p.err) TH_LOG("punch hole: %s", strerror(p.err));
+	ASSERT_EQ(0, nonzero) TH_LOG("%ld reads of a punched file were not zero", nonzero);
+	ASSERT_LT(0, p.punches);
+	/* the VM still runs on the file's dpage */
+	self->data[0] = 0x5a5a0001;
+	GUEST_READS(0x5a5a0001);
 }
 
 int main(int argc, char **argv)

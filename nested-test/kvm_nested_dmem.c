@@ -205,8 +205,10 @@ static void *racer(void *arg)
 	while (!r->stop) {
 		TEST_ASSERT(!fallocate(r->vm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				       0, r->dpage), "punch: %m");
-		fd = openat(r->dir_fd, r->victim, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		fd = openat(r->dir_fd, r->victim, O_RDWR | O_CREAT | O_EXCL, 0600);
 		TEST_ASSERT(fd >= 0, "victim: %m");
+		/* nothing is left behind if any thread's assertion ends us */
+		TEST_ASSERT(!unlinkat(r->dir_fd, r->victim, 0), "unlink victim: %m");
 		TEST_ASSERT(!ftruncate(fd, r->dpage), "victim ftruncate: %m");
 		if (fallocate(fd, 0, 0, r->dpage)) {
 			close(fd);	/* the vCPU took the dpage back first */
@@ -219,7 +221,6 @@ static void *racer(void *arg)
 		r->leaks += nonzero(v, look);
 		munmap(v, look);
 		close(fd);
-		TEST_ASSERT(!unlinkat(r->dir_fd, r->victim, 0), "unlink victim: %m");
 		r->rounds++;
 	}
 	return NULL;

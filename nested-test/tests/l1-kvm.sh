@@ -82,10 +82,10 @@ else
 	/^not ok [0-9]+ / { print "FAIL: " name($4) ": " (notes == "" ? "failed" : substr(notes, 1, 300)); next }
 	' "$tap")
 	n=$(grep -cE '^(not )?ok [0-9]+ kvm_dmem\.' "$tap")
-	if grep -q '^# Totals:' "$tap" && [ "$n" -eq 10 ]; then
+	if grep -q '^# Totals:' "$tap" && [ "$n" -eq 12 ]; then
 		pass dmem_test-complete "$(grep '^# Totals:' "$tap" | sed 's/^# //')"
 	else
-		fail dmem_test-complete "$n of 10 results, $(grep -c '^# Totals:' "$tap") TAP totals: the program died or timed out"
+		fail dmem_test-complete "$n of 12 results, $(grep -c '^# Totals:' "$tap") TAP totals: the program died or timed out"
 	fi
 fi
 [ "$(pool_free_all)" = "$BASE" ] || fail dmem_test-pool "pool free $(pool_free_all) B after kvm_dmem_test, $BASE B before"
@@ -108,7 +108,12 @@ nested() {
 	if [ $r -eq 0 ] && [ "$pins" = 0 ] && line=$(printf '%s\n' "$out" | grep -m1 "^$pfx"); then
 		pass "$c" "${line#"$pfx"} ($((SECONDS - t)) s)"
 	else
-		fail "$c" "exit $r, pinned_bytes $pins after: $(printf '%s\n' "$out" | grep -v '^\s*$' | grep -m4 -E 'FAIL|Assertion|^[a-z-]+: |Error' | tr -s ' \t\n' ' ' | cut -c1-400)"
+		# the library's assertion: "==== Test Assertion Failure ====", then
+		# "file:line: expr", "pid=... errno=...", a backtrace, the message
+		fail "$c" "exit $r, pinned_bytes $pins after: $(printf '%s\n' "$out" | awk '
+			/Test Assertion Failure/ { a = 1; next }
+			a && NF && !/^[ \t]*[0-9]+[ \t]+0x/ { print; next }
+			/FAIL|Error|^[a-z-]+: / { print }' | tr -s ' \t\n' ' ' | cut -c1-400)"
 	fi
 }
 nested nested-vmcb-2m "nested-svm: " "${DMEMFS_2M_MOUNT:-}" 64
