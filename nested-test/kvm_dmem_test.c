@@ -424,28 +424,6 @@ TEST_F_TIMEOUT(kvm_dmem, freed_after_close, 300)
 						   (long long)pool_free(), (long long)self->free0);
 }
 
-struct puncher {
-	int fd;
-	size_t len;
-	volatile int stop;
-	long punches;
-	int err;
-};
-
-static void *punch_loop(void *arg)
-{
-	struct puncher *p = arg;
-
-	while (!p->stop) {
-		if (fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, p->len)) {
-			p->err = errno;
-			break;
-		}
-		p->punches++;
-	}
-	return NULL;
-}
-
 /*
  * (f) punches racing the guest's refaults.  Each punch zaps the mapping;
  * the guest's next read faults the file in again through KVM, which looks

@@ -5,7 +5,9 @@
 #ifndef DMEMFS_TEST_UTIL_H
 #define DMEMFS_TEST_UTIL_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/magic.h>	/* the series' uapi headers: DMEMFS_MAGIC */
 #include <fnmatch.h>
 #include <stdint.h>
@@ -101,6 +103,32 @@ static inline long dmem_trace_each(const char *event, void (*fn)(const char *, v
  * lines of dmem_zero_batch ("nr=" pages a batch) and dmem_alloc_dpage
  * ("zeroed_now=0|1"): pass as the @fn of dmem_trace_each().
  */
+/*
+ * A thread that punches [0, len) out of fd until ->stop: for tests that
+ * race a punch hole against KVM or VFIO faulting the range back in.
+ */
+struct puncher {
+	int fd;
+	size_t len;
+	volatile int stop;
+	long punches;
+	int err;		/* errno of the punch that failed, or 0 */
+};
+
+static inline void *punch_loop(void *arg)
+{
+	struct puncher *p = arg;
+
+	while (!p->stop) {
+		if (fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, p->len)) {
+			p->err = errno;
+			break;
+		}
+		p->punches++;
+	}
+	return NULL;
+}
+
 struct dmem_zero_count {
 	long batches, pages, zeroed_before, zeroed_now;
 };

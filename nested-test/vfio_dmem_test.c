@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/vfio.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -610,6 +611,49 @@ TEST_F_TIMEOUT(vfio_dmem, map_unmap, 300)
 	expect_free(_metadata, self, "after UNMAP_DMA", self->size);
 	drop_file(self);
 	trace(_metadata, self, "file removed");
+	expect_free(_metadata, self, "file removed", 0);
+}
+
+/*
+ * MAP_DMA racing punches of the dpage it maps.  VFIO finds the range
+ * unmapped, faults it in, and looks again; a punch in between must make it
+ * retry, not fail the map with EFAULT.  Every map pins what it found, the
+ * punched dpages wait out of the pool for the unmap, and at the end nothing
+ * is pinned and the pool holds exactly what the file still has.
+ */
+TEST_F_TIMEOUT(vfio_dmem, punch_race, 300)
+{
+	struct puncher p = { .fd = self->fd, .len = 1UL << (self->order + 12) };
+	long maps = 0;
+	pthread_t t;
+	time_t end;
+	struct stat st;
+	int r = 0;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, punch_loop, &p));
+	end = time(NULL) + 5;
+	while (time(NULL) < end) {
+		r = dma_map(&self->v, self->p, IOVA_BASE, p.len);
+		if (r)
+			break;
+		if (dma_unmap(&self->v, IOVA_BASE, p.len) != (int64_t)p.len) {
+			r = -EIO;
+			break;
+		}
+		maps++;
+	}
+	p.stop = 1;
+	pthread_join(t, NULL);
+	TH_LOG("%ld MAP_DMA + UNMAP_DMA of the first %zu KiB against %ld punches", maps,
+	       p.len >> 10, p.punches);
+	ASSERT_EQ(0, r) TH_LOG("MAP_DMA %ld: %s", maps + 1, strerror(-r));
+	ASSERT_EQ(0, p.err) TH_LOG("punch hole: %s", strerror(p.err));
+	ASSERT_LT(0, p.punches);
+	trace(_metadata, self, "after the race");
+	expect_pins(_metadata, self, "after the race", 0, 0, 0);
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	expect_free(_metadata, self, "after the race", (uint64_t)st.st_blocks * 512);
+	drop_file(self);
 	expect_free(_metadata, self, "file removed", 0);
 }
 
