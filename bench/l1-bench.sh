@@ -1,9 +1,8 @@
 #!/bin/bash
 # In-L1 script of `make bench`, started by guest-images/init through
-# nested-test/run-l1.sh (L1_SCRIPT=bench/l1-bench.sh), with TOP set.
+# nested-test/boot-l1.sh --baseline (run-bench.sh), with TOP set.
 #
-#   l1-bench.sh --meminfo-only     baseline boot (no dmem=): the trunk's memory
-#                                  accounting line, nothing else
+#   l1-bench.sh --list             no checks: nothing here passes or fails
 #   l1-bench.sh --build=DIR --base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB
 #       mount dmemfs 4K/2M/1G and hugetlbfs 2M/1G, measure HVO, run
 #       DIR/bench/dmem-bench and DIR/guest/vfio_dmem_test --bench (VFIO
@@ -15,10 +14,8 @@
 # after which no new round starts).  Nothing here passes or fails.
 set -u
 export LC_ALL=C
+[ "${1:-}" = --list ] && exit 0
 TOP=${TOP:?TOP is not set}
-for a in "$@"; do
-	[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
-done
 build=$TOP/build base=
 for a in "$@"; do
 	case $a in
@@ -109,7 +106,7 @@ meta bench_seconds $((SECONDS - t0))
 meta dmem_free_before_after "$free0/$(pool_sum free)"
 
 # ---- VFIO: MAP_DMA + UNMAP_DMA of $mib MiB per backing, through the vIOMMU
-# and the edu device of run-l1.sh (nested-test/vfio_dmem_test.c --bench).
+# and the edu device of boot-l1.sh (nested-test/vfio_dmem_test.c --bench).
 vbin=$build/guest/vfio_dmem_test
 # shellcheck source=nested-test/vfio-lib.sh
 . "$TOP/nested-test/vfio-lib.sh"

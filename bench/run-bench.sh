@@ -1,11 +1,11 @@
 #!/bin/bash
 # Host driver of `make bench`: one benchmark boot of L1 (through
-# nested-test/run-l1.sh, which first makes its short no-dmem= baseline boot
-# for the memory accounting), then build/bench/report.{md,json,svg}.
+# nested-test/boot-l1.sh --baseline, which first makes its short no-dmem=
+# boot for the memory accounting), then build/bench/report.{md,json,svg}.
 #
 # Knobs (environment): BENCH_MIB (1024: size of every run), BENCH_REPS (3),
 # BENCH_BUDGET (150: seconds in L1 after which no new round starts),
-# BENCH_L1_TIMEOUT (900), plus run-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
+# BENCH_L1_TIMEOUT (900), plus boot-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
 # Benchmarks never fail the build for their numbers; the script exits
 # non-zero only when no benchmark line came back at all.
 set -uo pipefail
@@ -26,9 +26,9 @@ append="$append bench.mib=$mib bench.reps=$reps bench.budget=$budget"
 mkdir -p "$out"
 rm -rf "$out/run"
 echo "[bench] L1 with $append"
-RESULTS=$out/run L1_SCRIPT=$TOP/bench/l1-bench.sh TESTBIN=$out/dmem-bench \
-	L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
-	"$TOP/nested-test/run-l1.sh"
+[ -x "$out/dmem-bench" ] || { echo "[bench] missing ${out#$TOP/}/dmem-bench" >&2; exit 1; }
+RESULTS=$out/run L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
+	"$TOP/nested-test/boot-l1.sh" --baseline "$TOP/bench/l1-bench.sh"
 raw=$out/run/l1/test-results.log
 {
 	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"

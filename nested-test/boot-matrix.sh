@@ -36,7 +36,7 @@ for f in "${forms[@]}"; do
 	for b in $(seq 1 "$boots"); do
 		r=$work/$name-$b
 		RESULTS=$r DMEM="$dmem" L1_APPEND="l1.want=$want" L1_MODE=--boot-check VFIO_L2_SCRIPT= \
-			L1_SCRIPT=$TOP/nested-test/l1-trunk.sh "$TOP/nested-test/run-l1.sh" > "$r.log" 2>&1
+			"$TOP/nested-test/run-l1.sh" > "$r.log" 2>&1
 		sed -n -E "s/^(PASS|FAIL|SKIP): /\\1: boot.$name.$b: /p" "$r/nested.results" >> "$out"
 		echo "[boot-matrix] dmem=$dmem boot $b: $(grep -c '^PASS' "$r/nested.results" 2> /dev/null) passed," \
 			"$(grep -c '^FAIL' "$r/nested.results" 2> /dev/null) failed; kernel image at $(grep -o '[0-9a-f]*-[0-9a-f]* : Kernel code' "$r/nested.results" | head -1 | cut -d' ' -f1)" >&2

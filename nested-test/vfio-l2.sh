@@ -47,7 +47,7 @@ export BUILD=${BUILD:-$TOP/build}
 . "$TOP/nested-test/acceptance/l1-lib.sh"
 # shellcheck source=nested-test/vfio-lib.sh
 . "$TOP/nested-test/vfio-lib.sh"
-l1_script_init "$@"
+l1_channel
 echo on > /proc/sys/kernel/printk_devkmsg
 
 result_area vfio
@@ -64,7 +64,7 @@ skip_from() { # skip_from CHECK WHY: FAIL that check and every one after it
 last_attempt=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.vfio-last=//p')
 
 if ! bdf=$(vfio_edu_bdf); then
-	fail l2-bind "no PCI device 1234:11e8 in L1 (run-l1.sh gives -device edu)"
+	fail l2-bind "no PCI device 1234:11e8 in L1 (boot-l1.sh gives -device edu)"
 	skip_from l2-setup "no device"
 fi
 if ! grp=$(vfio_bind "$bdf" 2> /tmp/vfio-bind.err); then

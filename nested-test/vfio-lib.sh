@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # VFIO helpers for scripts inside L1 (nested-test/tests/l1-vfio.sh,
 # bench/l1-bench.sh).  L1 has a vIOMMU and the QEMU edu device (PCI
-# 1234:11e8), see nested-test/run-l1.sh.
+# 1234:11e8), see nested-test/boot-l1.sh.
 #
 #   vfio_edu_bdf             print the edu device's PCI address (0000:00:04.0)
 #   vfio_bind BDF            bind it to vfio-pci; prints its IOMMU group number

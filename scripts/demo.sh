@@ -1,13 +1,13 @@
 #!/bin/bash
 # make demo, after `make kernel userspace capacity guest`: boot our kernel as
-# L1 under QEMU (nested-test/run-l1.sh) with nested-test/acceptance/l1-demo.sh
+# L1 under QEMU (nested-test/boot-l1.sh) with nested-test/acceptance/l1-demo.sh
 # as its script, and show what it does as it happens: dmem per node, dmemfs,
 # libvirtd with the dmemfs hook and qemu-memdev-wrapper, one dmem-backed L2
 # started with virsh and its console result, the per-node pool, the live
 # capacity report, a clean shutdown.
 #
 # Logs: build/results/demo/l1/ (L1 console: test-console.log).  Knobs are
-# run-l1.sh's (ACCEL, L1_NODE_MEM, DMEM, ...); DEMO_TIMEOUT (s, default 600).
+# boot-l1.sh's (ACCEL, L1_NODE_MEM, DMEM, ...); DEMO_TIMEOUT (s, default 600).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 export TOP=${TOP:-$(cd "$here/.." && pwd)}
@@ -23,8 +23,8 @@ rm -f "$res"
 echo "[demo] booting build/bzImage as L1 (2 NUMA nodes, dmem= on both) under QEMU;"
 echo "[demo] inside it: libvirtd, the dmemfs hook and one L2 guest.  A few minutes under TCG."
 start=$SECONDS
-L1_SCRIPT=$TOP/nested-test/acceptance/l1-demo.sh RESULTS=$out L1_TIMEOUT=${DEMO_TIMEOUT:-600} \
-	"$TOP/nested-test/run-l1.sh" 2> >(grep --line-buffered -E '\] (accelerator|booting|L1 .* reached)' >&2) &
+RESULTS=$out L1_TIMEOUT=${DEMO_TIMEOUT:-600} \
+	"$TOP/nested-test/boot-l1.sh" "$TOP/nested-test/acceptance/l1-demo.sh" 2> >(grep --line-buffered -E '\] (accelerator|booting|L1 .* reached)' >&2) &
 pid=$!
 # The L1 writes everything meant for the user to its results channel.
 tail -n +1 -F --pid="$pid" "$res" 2> /dev/null | tr -d '\r' | grep --line-buffered -v '^L1-DONE$' |

@@ -1,17 +1,19 @@
 #!/bin/bash
-# L1 script (run-l1.sh L1_SCRIPT=) that runs only the nested acceptance:
-#   --meminfo-only   the baseline boot of run-l1.sh: l1-trunk.sh reports
-#                    the memory accounting and powers off
-#   (otherwise)      mount dmemfs, run l1-checks.sh, forward its PASS:/FAIL:
-#                    lines to the results channel (ttyS1) as they come, scan
-#                    the kernel log, end with L1-DONE
+# L1 script of make accept (run-accept.sh boots it through boot-l1.sh): mount
+# dmemfs, run l1-checks.sh, forward its PASS:/FAIL: lines to the results
+# channel (ttyS1) as they come, scan the kernel log, end with L1-DONE.
+#   --list   the checks: l1-checks.sh's and this script's own
 set -u
 TOP=${TOP:?TOP is not set}
+if [ "${1:-}" = --list ]; then
+	printf 'accept.%s\n' mount-2M mount-1G l1-checks l1-dmesg-clean
+	exec bash "$TOP/nested-test/acceptance/l1-checks.sh" --list
+fi
 export TOP BUILD=$TOP/build DMEMFS_SYSFS_ROOT=/sys/kernel/mm/dmem
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
-l1_script_init "$@"
+l1_channel
 result_area accept
 for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"

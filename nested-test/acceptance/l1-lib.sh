@@ -28,17 +28,6 @@ MiB=$((1 << 20))
 export LC_ALL=C
 virsh() { command virsh -q -c qemu:///system "$@"; }
 
-# l1_script_init ARGS...: the start of an L1 script (run-l1.sh L1_SCRIPT=).
-# The baseline boot (--meminfo-only) is l1-trunk.sh's; otherwise fd 3 becomes
-# the results channel (ttyS1, no kernel messages).
-l1_script_init() {
-	local a
-	for a in "$@"; do
-		[ "$a" = --meminfo-only ] && exec bash "$TOP/nested-test/l1-trunk.sh" --meminfo-only
-	done
-	l1_channel
-}
-
 acc_log() { printf '[accept] %s\n' "$*" >&2; }
 now_ms() { local s; s=$(cut -d' ' -f1 /proc/uptime); echo $(( ${s%.*} * 1000 + 10#${s#*.} * 10 )); }
 ms_to_s() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }

@@ -3,7 +3,7 @@
 # every */tests/l1-*.sh (env TOP, BUILD, DMEMFS_2M_MOUNT, DMEMFS_1G_MOUNT).
 #
 #  1. bind the edu device (PCI 1234:11e8, L1's spare device behind the
-#     vIOMMU, see run-l1.sh) to vfio-pci;
+#     vIOMMU, see boot-l1.sh) to vfio-pci;
 #  2. build/guest/vfio_dmem_test (nested-test/vfio_dmem_test.c): MAP_DMA /
 #     UNMAP_DMA of dmemfs files and the pin accounting (pinned_bytes, the
 #     debugfs pins list, truncate/unlink while pinned, container close).
@@ -38,7 +38,7 @@ log "start: pool free $FREE0 B; $(pins_now)"
 
 # ---- 1. the device on vfio-pci
 if ! bdf=$(vfio_edu_bdf); then
-	fail bind "no PCI device 1234:11e8 in L1 (run-l1.sh gives -device edu)"
+	fail bind "no PCI device 1234:11e8 in L1 (boot-l1.sh gives -device edu)"
 	fail c-test "not run (no device)"
 	results_exit
 fi
