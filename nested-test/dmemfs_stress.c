@@ -89,25 +89,16 @@ struct pool {
 
 static int read_pool(struct pool *p)
 {
-	char path[96];
-	uint64_t v;
-	int n, found = 0;
+	int64_t free = dmem_pool_sum("free"), used = dmem_pool_sum("used");
+	int64_t poisoned = dmem_pool_sum("poisoned");
 
 	memset(p, 0, sizeof(*p));
-	for (n = 0; n < MAX_NODES; n++) {
-		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/free_bytes", n);
-		if (read_u64(path, &v))
-			continue;
-		p->free += v;
-		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/used_bytes", n);
-		if (!read_u64(path, &v))
-			p->used += v;
-		snprintf(path, sizeof(path), "/sys/kernel/mm/dmem/node%d/poisoned_bytes", n);
-		if (!read_u64(path, &v))
-			p->poisoned += v;
-		found++;
-	}
-	return found ? 0 : -1;
+	if (free < 0)
+		return -1;
+	p->free = free;
+	p->used = used > 0 ? used : 0;
+	p->poisoned = poisoned > 0 ? poisoned : 0;
+	return 0;
 }
 
 /* ---- a deterministic generator per worker (xorshift64*) */

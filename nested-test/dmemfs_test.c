@@ -61,19 +61,14 @@ struct dstats {
  */
 static int read_stats(struct dstats *s)
 {
-	char path[128];
 	int n;
 
 	memset(s, 0, sizeof(*s));
 	for (n = 0; n < MAX_NODES; n++) {
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/total_bytes", n);
-		if (read_u64(path, &s->total[n]))
+		if (dmem_node_stat(n, "total", &s->total[n]))
 			continue;
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/free_bytes", n);
-		if (read_u64(path, &s->free[n]))
-			return -1;
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/used_bytes", n);
-		if (read_u64(path, &s->used[n]))
+		if (dmem_node_stat(n, "free", &s->free[n]) ||
+		    dmem_node_stat(n, "used", &s->used[n]))
 			return -1;
 		s->nr = n + 1;
 	}
@@ -866,16 +861,6 @@ TEST_F(dmemfs, dirs_and_rename)
 #define ZEROING		STATS_DIR "/background_zeroing"
 #define ZERO_LEN	(128UL << 20)
 
-static uint64_t node_bytes(int n, const char *what)
-{
-	char path[128];
-	uint64_t v = UINT64_MAX;
-
-	snprintf(path, sizeof(path), STATS_DIR "/node%d/%s_bytes", n, what);
-	read_u64(path, &v);
-	return v;
-}
-
 /* Wait up to @secs for no node to have dirty free dmem; what is left. */
 static uint64_t wait_clean(int secs)
 {
@@ -885,7 +870,7 @@ static uint64_t wait_clean(int secs)
 	for (i = 0; i <= secs * 10; i++) {
 		dirty = 0;
 		for (n = 0; n < 2; n++)
-			dirty += node_bytes(n, "dirty");
+			dirty += dmem_node_bytes(n, "dirty");
 		if (!dirty)
 			break;
 		usleep(100000);
@@ -1007,9 +992,9 @@ TEST_F_TIMEOUT(zeroing, drains_then_allocates_zeroed, 300)
 		       ZERO_LEN);
 	ASSERT_EQ(0, read_stats(&now));
 	for (n = 0; n < now.nr; n++)
-		EXPECT_EQ(now.free[n], node_bytes(n, "zeroed"))
+		EXPECT_EQ(now.free[n], dmem_node_bytes(n, "zeroed"))
 			TH_LOG("node%d: free %lu, zeroed %lu", n, now.free[n],
-			       node_bytes(n, "zeroed"));
+			       dmem_node_bytes(n, "zeroed"));
 
 	alloc_node0(_metadata, self->dir, ZERO_LEN, &c);
 	EXPECT_EQ(ZERO_LEN / SZ_2M, c.zeroed_before + c.zeroed_now)
@@ -1033,7 +1018,7 @@ TEST_F_TIMEOUT(zeroing, off_zeroes_every_allocation, 300)
 	ASSERT_EQ(0, on);
 	dirty_node0(_metadata, self->dir, ZERO_LEN);
 	sleep(2);
-	dirty = node_bytes(0, "dirty");
+	dirty = dmem_node_bytes(0, "dirty");
 	EXPECT_EQ(ZERO_LEN, dirty) TH_LOG("node0: %lu dirty bytes 2 s after freeing %lu, off",
 					  dirty, ZERO_LEN);
 

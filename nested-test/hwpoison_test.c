@@ -54,20 +54,10 @@
 #define SZ_4K		4096UL
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
-#define STATS		"/sys/kernel/mm/dmem/node%d/%s_bytes"
 #define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
 #define POISONED	"/sys/kernel/debug/dmem/poisoned"
 #define MPOL_BIND	2
 #define MAGIC		0x6477706f69736f6eULL
-
-static uint64_t node_stat(int node, const char *what)
-{
-	char path[96];
-	uint64_t v;
-
-	snprintf(path, sizeof(path), STATS, node, what);
-	return read_u64(path, &v) ? UINT64_MAX : v;
-}
 
 static int bind_to(int node)
 {
@@ -357,8 +347,8 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 
 	ASSERT_EQ(0, bind_to(0));
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
-	free0 = node_stat(0, "free");
-	pois0 = node_stat(0, "poisoned");
+	free0 = dmem_node_bytes(0, "free");
+	pois0 = dmem_node_bytes(0, "poisoned");
 
 	snprintf(path, sizeof(path), "%s/probe", self->dir);
 	fd = open(path, O_RDWR | O_CREAT, 0600);
@@ -387,7 +377,7 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 	TH_LOG("error at pfn %#lx injected %s the fault finished", (phys + bad_off) / SZ_4K,
 	       in_window ? "before" : "after");
 	EXPECT_TRUE(in_window) TH_LOG("the fault was done before the injection: not the race");
-	EXPECT_EQ(pois0 + SZ_4K, node_stat(0, "poisoned"));
+	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(0, "poisoned"));
 
 	bad = (volatile uint64_t *)(p + bad_off);
 	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)(p + good_off), &val));
@@ -399,7 +389,7 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 	munmap(p, SZ_1G);
 	close(fd);
 	unlink(path);
-	EXPECT_EQ(free0 - SZ_4K, node_stat(0, "free"));
+	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(0, "free"));
 	signal(SIGBUS, SIG_DFL);
 }
 
@@ -447,8 +437,8 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	ASSERT_EQ(0, mount_tmp(busy_dir, "pagesize=2M")) TH_LOG("mount 2M: %s", strerror(errno));
 	snprintf(busy, sizeof(busy), "%s/busy", busy_dir);
 	snprintf(bad, sizeof(bad), "%s/victim", bad_dir);
-	free1 = node_stat(1, "free");
-	pois0 = node_stat(0, "poisoned");
+	free1 = dmem_node_bytes(1, "free");
+	pois0 = dmem_node_bytes(0, "poisoned");
 	f.len = (free1 < SZ_1G ? free1 : SZ_1G) & ~(SZ_2M - 1);
 	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node1: %lu bytes free", free1);
 
@@ -463,7 +453,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	ASSERT_LE(0, f.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
 	/* two dpages out of the pool: the first is in the file */
-	while (!f.done && node_stat(1, "free") + 2 * SZ_2M > free1)
+	while (!f.done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
 		;
 	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	in_window = !f.done;
@@ -472,7 +462,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	TH_LOG("error at pfn %#lx handled %s the %zu MiB fallocate ended", phys / SZ_4K,
 	       in_window ? "before" : "after", f.len >> 20);
 	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for another file's fallocate");
-	EXPECT_EQ(pois0 + SZ_4K, node_stat(0, "poisoned"));
+	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(0, "poisoned"));
 
 	p = mmap(NULL, 2 * SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
@@ -486,7 +476,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	close(f.fd);
 	unlink(bad);
 	unlink(busy);
-	EXPECT_EQ(free1, node_stat(1, "free"));
+	EXPECT_EQ(free1, dmem_node_bytes(1, "free"));
 	umount(bad_dir);
 	umount(busy_dir);
 	rmdir(bad_dir);
@@ -510,8 +500,8 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 
 	if (variant->ps == SZ_4K)
 		good_off = variant->bad_off - SZ_4K;	/* a neighbour dpage */
-	free0 = node_stat(variant->node, "free");
-	pois0 = node_stat(variant->node, "poisoned");
+	free0 = dmem_node_bytes(variant->node, "free");
+	pois0 = dmem_node_bytes(variant->node, "poisoned");
 	ASSERT_NE(UINT64_MAX, pois0) TH_LOG("no poisoned_bytes in sysfs");
 	ASSERT_LE(size, free0) TH_LOG("node%d: %lu bytes free", variant->node, free0);
 	phys = map_pattern(_metadata, self->dir, variant, size, &fd, &p);
@@ -531,7 +521,7 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	EXPECT_EQ(12, bus_lsb);
 	TH_LOG("AO SIGBUS: si_addr %p (map %p + %#zx), lsb %d", bus_addr, p,
 	       (size_t)((uint8_t *)bus_addr - p), (int)bus_lsb);
-	EXPECT_EQ(pois0 + SZ_4K, node_stat(variant->node, "poisoned"));
+	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(variant->node, "poisoned"));
 	EXPECT_EQ(1, listed_poisoned(pfn));
 
 	/* the poisoned page: action required at its address */
@@ -557,14 +547,14 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	munmap(p, size);
 	close(fd);
 	unlink(path);
-	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(variant->node, "free"));
 
 	/*
 	 * Never handed out again: take all of the node's pool, which is every
 	 * dpage of this size but those with a poisoned page.
 	 */
-	ASSERT_EQ(0, node_stat(variant->node, "used"));
-	want_free = (node_stat(variant->node, "total") / variant->ps -
+	ASSERT_EQ(0, dmem_node_bytes(variant->node, "used"));
+	want_free = (dmem_node_bytes(variant->node, "total") / variant->ps -
 		     poisoned_chunks(variant->node, variant->ps)) * variant->ps;
 	fd = open(path, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, fd);
@@ -577,7 +567,7 @@ TEST_F_TIMEOUT(hwpoison, sigbus_and_quarantine, 900)
 	EXPECT_EQ(want_free / variant->ps, extents[0]);
 	close(fd);
 	unlink(path);
-	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(variant->node, "free"));
 	signal(SIGBUS, SIG_DFL);
 }
 
@@ -600,7 +590,7 @@ TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
 
 	if (variant->ps == SZ_4K)
 		good_off = variant->bad_off - SZ_4K;
-	free0 = node_stat(variant->node, "free");
+	free0 = dmem_node_bytes(variant->node, "free");
 	ASSERT_LE(size, free0);
 	phys = map_pattern(_metadata, self->dir, variant, size, &fd, &p);
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
@@ -609,13 +599,13 @@ TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
 	good = (volatile uint64_t *)(p + good_off);
 
 	/* fails with ENOSPC after taking the rest of the node */
-	free1 = node_stat(variant->node, "free");
+	free1 = dmem_node_bytes(variant->node, "free");
 	r = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size + free1 + variant->ps);
 	EXPECT_EQ(-1, r);
 	EXPECT_EQ(ENOSPC, errno);
-	EXPECT_EQ(free1, node_stat(variant->node, "free"))
+	EXPECT_EQ(free1, dmem_node_bytes(variant->node, "free"))
 		TH_LOG("a failed fallocate moved free from %lu to %lu", free1,
-		       node_stat(variant->node, "free"));
+		       dmem_node_bytes(variant->node, "free"));
 	EXPECT_EQ(phys, phys_of(fd, variant->bad_off))
 		TH_LOG("the poisoned dpage left the file");
 	EXPECT_EQ(0, read_or_sigbus(good, &val));
@@ -640,7 +630,7 @@ TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
 	munmap(p, size);
 	close(fd);
 	unlink(path);
-	EXPECT_EQ(free0 - SZ_4K, node_stat(variant->node, "free"));
+	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(variant->node, "free"));
 	signal(SIGBUS, SIG_DFL);
 }
 

@@ -45,39 +45,12 @@
 #define CODE_SIZE	(64UL << 10)
 #define CODE_GPA	0x1000UL
 #define IO_PORT		0x10
-#define MAX_NODES	64
 
 /* ---- dmem pool counters */
 
-static const char *sysfs_root(void)
-{
-	const char *r = getenv("DMEMFS_SYSFS_ROOT");
-
-	return r && *r ? r : "/sys/kernel/mm/dmem";
-}
-
-/* sum of node<N>/free_bytes over all nodes, or -1 if there is none */
 static int64_t pool_free(void)
 {
-	char path[256], buf[64];
-	int64_t sum = 0;
-	int n, fd, found = 0;
-	ssize_t len;
-
-	for (n = 0; n < MAX_NODES; n++) {
-		snprintf(path, sizeof(path), "%s/node%d/free_bytes", sysfs_root(), n);
-		fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			return -1;
-		buf[len] = 0;
-		sum += strtoll(buf, NULL, 10);
-		found++;
-	}
-	return found ? sum : -1;
+	return dmem_pool_sum("free");
 }
 
 /* ---- KVM binary statistics (KVM_GET_STATS_FD on the VM fd) */
@@ -220,7 +193,7 @@ FIXTURE_SETUP(kvm_dmem)
 	self->gpa = variant->ps;	/* 2 MiB or 1 GiB: aligned to the dpage */
 	self->free0 = pool_free();
 	ASSERT_GE(self->free0, (int64_t)self->ps) TH_LOG("dmem pool free %lld B under %s",
-							 (long long)self->free0, sysfs_root());
+							 (long long)self->free0, dmem_sysfs());
 
 	ASSERT_NE(NULL, mnt) TH_LOG("$%s is not set", variant->env);
 	ASSERT_EQ(0, statfs(mnt, &sfs)) TH_LOG("statfs %s: %s", mnt, strerror(errno));

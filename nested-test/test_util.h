@@ -41,6 +41,52 @@ static inline int read_u64(const char *path, uint64_t *val)
 	return read_num(path, 10, val);
 }
 
+/*
+ * The dmem pool's counters: $DMEMFS_SYSFS_ROOT, by default
+ * /sys/kernel/mm/dmem, has node<N>/<what>_bytes for each node with dmem.
+ */
+#define DMEM_MAX_NODES	64
+
+static inline const char *dmem_sysfs(void)
+{
+	const char *r = getenv("DMEMFS_SYSFS_ROOT");
+
+	return r && *r ? r : "/sys/kernel/mm/dmem";
+}
+
+/* node @n's @what_bytes: 0, or -1 when the node has no such counter */
+static inline int dmem_node_stat(int n, const char *what, uint64_t *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/node%d/%s_bytes", dmem_sysfs(), n, what);
+	return read_u64(path, val);
+}
+
+/* node @n's @what_bytes, or UINT64_MAX when it has none */
+static inline uint64_t dmem_node_bytes(int n, const char *what)
+{
+	uint64_t v;
+
+	return dmem_node_stat(n, what, &v) ? UINT64_MAX : v;
+}
+
+/* @what_bytes summed over the nodes, or -1 when no node has it */
+static inline int64_t dmem_pool_sum(const char *what)
+{
+	int64_t sum = 0;
+	uint64_t v;
+	int n, found = 0;
+
+	for (n = 0; n < DMEM_MAX_NODES; n++) {
+		if (dmem_node_stat(n, what, &v))
+			continue;
+		sum += v;
+		found++;
+	}
+	return found ? sum : -1;
+}
+
 #define TRACING		"/sys/kernel/tracing"
 
 /* Write @s to @path (truncating); 0 or -1. */

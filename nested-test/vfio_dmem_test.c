@@ -91,25 +91,19 @@ struct pins {
 
 static int read_stats(struct dstats *s)
 {
-	char path[128];
 	uint64_t t;
 	int n, found = 0;
 
 	memset(s, 0, sizeof(*s));
 	s->have_pinned = 1;
 	for (n = 0; n < MAX_NODES; n++) {
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/total_bytes", n);
-		if (read_u64(path, &t))
+		if (dmem_node_stat(n, "total", &t))
 			continue;
 		found++;
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/free_bytes", n);
-		if (read_u64(path, &s->free[n]))
+		if (dmem_node_stat(n, "free", &s->free[n]) ||
+		    dmem_node_stat(n, "used", &s->used[n]))
 			return -1;
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/used_bytes", n);
-		if (read_u64(path, &s->used[n]))
-			return -1;
-		snprintf(path, sizeof(path), STATS_DIR "/node%d/pinned_bytes", n);
-		if (read_u64(path, &s->pinned[n]))
+		if (dmem_node_stat(n, "pinned", &s->pinned[n]))
 			s->have_pinned = 0;
 		s->free_all += s->free[n];
 		s->used_all += s->used[n];
