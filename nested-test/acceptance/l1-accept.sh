@@ -17,7 +17,9 @@ l1_channel
 result_area accept
 for ps in 2M 1G; do
 	mkdir -p "/run/dmemfs/$ps"
-	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps" || fail "mount-$ps" "mount -t dmemfs -o pagesize=$ps failed"
+	mount -t dmemfs -o "pagesize=$ps" none "/run/dmemfs/$ps"
+	check "mount-$ps" "/run/dmemfs/$ps is not dmemfs after mount -t dmemfs -o pagesize=$ps" \
+		is_dmemfs "/run/dmemfs/$ps"
 done
 res "# accept: $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB MemTotal, dmem: $(for n in /sys/kernel/mm/dmem/node*; do printf '%s %s MiB ' "${n##*/}" $(($(cat "$n/total_bytes") >> 20)); done)"
 t=$SECONDS
@@ -27,7 +29,7 @@ timeout -k 5 ${ACC_TIMEOUT:-840} bash "$TOP/nested-test/acceptance/l1-checks.sh"
 		case $l in PASS:* | FAIL:* | SKIP:*) printf '%s\n' "$l" >&3 ;; esac
 	done
 rc=${PIPESTATUS[0]}
-[ "$rc" -eq 0 ] || fail l1-checks "exit status $rc after $((SECONDS - t)) s (124: timed out)"
+check l1-checks "exit status $rc after $((SECONDS - t)) s (124: timed out)" [ "$rc" -eq 0 ]
 res "# accept: l1-checks.sh took $((SECONDS - t)) s"
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 bad=$(kernel_splats)
