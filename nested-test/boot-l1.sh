@@ -220,6 +220,18 @@ boot_verdict() {
 	add "FAIL: nested.l1-poweroff: not reached ($why)"
 }
 
+# l1_test_boot SCRIPT [ARG...]: the boot with dmem=$DMEM that runs SCRIPT;
+# its result lines, notes and verdict go into the results (sets why)
+l1_test_boot() {
+	local script=$1 got done=
+	shift
+	boot_l1 test "$L1_TIMEOUT" "$(l1_append "$script" "${DMEM:+dmem=$DMEM}" "$@")"
+	add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
+	mapfile -t got < <(results_of test)
+	add_results "${got[@]}" && done=1
+	boot_verdict test "$done"
+}
+
 # ---- accelerator: KVM only when a short boot under it really works
 kvm_probe() {
 	local log=$work/kvm-probe.log rc
@@ -291,12 +303,7 @@ if [ -n "$baseline" ]; then
 	l1_baseline
 	args=(--build="$BUILD" --base="$base" "${args[@]}")
 fi
-boot_l1 test "$L1_TIMEOUT" "$(l1_append "$script" "${DMEM:+dmem=$DMEM}" "${args[@]}")"
-add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
-mapfile -t got < <(results_of test)
-done=
-add_results "${got[@]}" && done=1
-boot_verdict test "$done"
+l1_test_boot "$script" "${args[@]}"
 expect_missing "$why"
 console_clean test
 finish

@@ -73,7 +73,6 @@
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
 #define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
-#define MAX_NODES	64
 #define NFILES		2
 #define MAX_INST	3
 #define TAG_MAGIC	0xd5ULL

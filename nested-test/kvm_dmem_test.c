@@ -46,13 +46,6 @@
 #define CODE_GPA	0x1000UL
 #define IO_PORT		0x10
 
-/* ---- dmem pool counters */
-
-static int64_t pool_free(void)
-{
-	return dmem_pool_sum("free");
-}
-
 /* ---- KVM binary statistics (KVM_GET_STATS_FD on the VM fd) */
 
 /* value of the VM statistic NAME, or -1 */
@@ -191,7 +184,7 @@ FIXTURE_SETUP(kvm_dmem)
 	self->fd = self->kvm_fd = self->vm_fd = self->vcpu_fd = -1;
 	self->ps = variant->ps;
 	self->gpa = variant->ps;	/* 2 MiB or 1 GiB: aligned to the dpage */
-	self->free0 = pool_free();
+	self->free0 = dmem_pool_sum("free");
 	ASSERT_GE(self->free0, (int64_t)self->ps) TH_LOG("dmem pool free %lld B under %s",
 							 (long long)self->free0, dmem_sysfs());
 
@@ -345,10 +338,10 @@ TEST_F_TIMEOUT(kvm_dmem, punch_hole, 300)
 
 	self->data[0] = 0xdead0001;
 	GUEST_READS(0xdead0001);
-	before = pool_free();
+	before = dmem_pool_sum("free");
 	ASSERT_EQ(0, fallocate(self->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, self->ps))
 		TH_LOG("punch hole: %s", strerror(errno));
-	after = pool_free();
+	after = dmem_pool_sum("free");
 	/* the dpage went back to the pool: the hole is real */
 	ASSERT_EQ(before + (int64_t)self->ps, after);
 	/* a stale NPT entry would still show 0xdead0001 */
@@ -370,7 +363,7 @@ TEST_F_TIMEOUT(kvm_dmem, truncate, 300)
 	self->data[0] = 0xbeef0001;
 	GUEST_READS(0xbeef0001);
 	ASSERT_EQ(0, ftruncate(self->fd, 0));
-	ASSERT_EQ(self->free0, pool_free()) TH_LOG("truncate to 0 did not free the dpage");
+	ASSERT_EQ(self->free0, dmem_pool_sum("free")) TH_LOG("truncate to 0 did not free the dpage");
 	ret = guest_read(self, &v, why, sizeof(why));
 	TH_LOG("KVM_RUN with the file truncated: %s", ret ? why : "IO exit");
 	ASSERT_NE(0, ret) TH_LOG("guest read 0x%08x from a truncated file", v);
@@ -388,13 +381,13 @@ TEST_F_TIMEOUT(kvm_dmem, freed_after_close, 300)
 
 	self->data[0] = 0x0f0f0f0f;
 	GUEST_READS(0x0f0f0f0f);
-	during = pool_free();
+	during = dmem_pool_sum("free");
 	ASSERT_EQ(self->free0 - (int64_t)self->ps, during)
 		TH_LOG("pool free %lld B while running, %lld B before", (long long)during,
 		       (long long)self->free0);
 	vm_close(self);
-	ASSERT_EQ(self->free0, pool_free()) TH_LOG("pool free %lld B after close, %lld B before",
-						   (long long)pool_free(), (long long)self->free0);
+	ASSERT_EQ(self->free0, dmem_pool_sum("free")) TH_LOG("pool free %lld B after close, %lld B before",
+						   (long long)dmem_pool_sum("free"), (long long)self->free0);
 }
 
 /*

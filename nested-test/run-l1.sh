@@ -79,13 +79,8 @@ add "# accelerator: $accel ($probe_why)"
 l1_baseline
 
 # ---- boot 2: dmem=, all trunk checks
-boot_l1 test "$L1_TIMEOUT" "$(l1_append "$L1_SCRIPT" "${DMEM:+dmem=$DMEM}" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"})"
+l1_test_boot "$L1_SCRIPT" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"}
 cp "$work/test-console.log" "$RESULTS/l1-console.log"
-add "# L1 boot: ${boot_secs:-?}s to the test script (kernel: ${kernel_secs:-?}s to /init), whole run ${boot_total}s, $accel"
-mapfile -t got < <(results_of test)
-done=
-add_results "${got[@]}" && done=1
-boot_verdict test "$done"
 trunk_why=$why
 
 # ---- boot 3: an L2 with L1's edu device assigned (nested-test/vfio-l2.sh),

@@ -149,6 +149,26 @@ static inline long dmem_trace_each(const char *event, void (*fn)(const char *, v
  * lines of dmem_zero_batch ("nr=" pages a batch) and dmem_alloc_dpage
  * ("zeroed_now=0|1"): pass as the @fn of dmem_trace_each().
  */
+struct dmem_zero_count {
+	long batches, pages, zeroed_before, zeroed_now;
+};
+
+static inline void dmem_zero_count_line(const char *line, void *arg)
+{
+	struct dmem_zero_count *c = arg;
+	const char *nr = strstr(line, " nr=");
+
+	if (strstr(line, " dmem_zero_batch: ")) {
+		c->batches++;
+		c->pages += nr ? strtol(nr + 4, NULL, 10) : 0;
+	} else if (strstr(line, " ret=0 ")) {
+		if (strstr(line, "zeroed_now=1"))
+			c->zeroed_now++;
+		else
+			c->zeroed_before++;
+	}
+}
+
 /*
  * A thread that punches [0, len) out of fd until ->stop: for tests that
  * race a punch hole against KVM or VFIO faulting the range back in.
@@ -173,26 +193,6 @@ static inline void *punch_loop(void *arg)
 		p->punches++;
 	}
 	return NULL;
-}
-
-struct dmem_zero_count {
-	long batches, pages, zeroed_before, zeroed_now;
-};
-
-static inline void dmem_zero_count_line(const char *line, void *arg)
-{
-	struct dmem_zero_count *c = arg;
-	const char *nr = strstr(line, " nr=");
-
-	if (strstr(line, " dmem_zero_batch: ")) {
-		c->batches++;
-		c->pages += nr ? strtol(nr + 4, NULL, 10) : 0;
-	} else if (strstr(line, " ret=0 ")) {
-		if (strstr(line, "zeroed_now=1"))
-			c->zeroed_now++;
-		else
-			c->zeroed_before++;
-	}
 }
 
 #ifdef __KSELFTEST_HARNESS_H
