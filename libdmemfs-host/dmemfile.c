@@ -163,9 +163,9 @@ gboolean dmemfs_real_preallocate(int fd, guint64 size, guint64 pagesize, const D
 	return FALSE;
 }
 
-gboolean dmem_create_file(int dirfd, const char *name, guint64 size, guint64 pagesize,
-			  const DmemPolicy *pol, uid_t uid, gid_t gid, const DmemfsOps *ops,
-			  GError **error)
+gboolean dmem_create_file(int dirfd, const char *name, guint64 size, gboolean populate,
+			  guint64 pagesize, const DmemPolicy *pol, uid_t uid, gid_t gid,
+			  const DmemfsOps *ops, GError **error)
 {
 	g_autoptr(GError) e = NULL;
 	const char *what;
@@ -186,7 +186,7 @@ gboolean dmem_create_file(int dirfd, const char *name, guint64 size, guint64 pag
 	what = "ftruncate";
 	if (ftruncate(fd, (off_t)size) < 0)
 		goto fail_errno;
-	if (!ops->preallocate(fd, size, pagesize, pol, &e)) {
+	if (populate && !ops->preallocate(fd, size, pagesize, pol, &e)) {
 		g_set_error(error, DMEM_ERROR, e->code, "%s: %s", name, e->message);
 		goto fail;
 	}

@@ -137,12 +137,13 @@ gboolean dmem_populate(int fd, guint64 size, guint64 pagesize, const DmemPolicy 
 int dmem_policy_to_mpol(const DmemPolicy *pol, unsigned long *mask, unsigned long *maxnode);
 
 /*
- * Create dirfd/name (O_EXCL, no symlinks), owned uid:gid, mode 0600, sized and
- * preallocated.  On failure nothing is left behind.
+ * Create dirfd/name (O_EXCL, no symlinks), owned uid:gid, mode 0600, sized
+ * and, with populate, preallocated under pol.  On failure nothing is left
+ * behind.
  */
-gboolean dmem_create_file(int dirfd, const char *name, guint64 size, guint64 pagesize,
-			  const DmemPolicy *pol, uid_t uid, gid_t gid, const DmemfsOps *ops,
-			  GError **error);
+gboolean dmem_create_file(int dirfd, const char *name, guint64 size, gboolean populate,
+			  guint64 pagesize, const DmemPolicy *pol, uid_t uid, gid_t gid,
+			  const DmemfsOps *ops, GError **error);
 /* Remove mountfd/uuid and the regular files in it; TRUE if absent. */
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
 

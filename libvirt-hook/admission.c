@@ -6,6 +6,8 @@
  *   interleave: ceil(pages / n) on each node of the nodeset;
  *   preferred: the preferred node first, then any node with dmem;
  *   no numatune: any node with dmem.
+ * A virtio-mem device counts with what it plugs at start (<requested>);
+ * every later grow is admitted by QEMU's preallocation of the new blocks.
  * Nothing is created here; the stderr line says what was needed and what is
  * free per node.
  */
@@ -36,7 +38,7 @@ static guint node_index(const GArray *stats, guint node)
 static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_pages,
 		      guint64 pagesize)
 {
-	guint64 pages = b->size / pagesize;
+	guint64 pages = b->admit / pagesize;
 	const DmemNodeset *ns = &b->policy.nodes;
 
 	if (b->has_nodes && b->policy.mode == DMEM_POLICY_INTERLEAVE) {
@@ -132,7 +134,10 @@ static char *describe(const DomainPlan *plan, const GArray *stats)
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
 		g_autofree char *nodes = dmem_nodeset_format(&b->policy.nodes);
 
-		g_string_append_printf(s, "%s %s=%" G_GUINT64_FORMAT, i ? "," : "", b->id, b->size);
+		g_string_append_printf(s, "%s %s=%" G_GUINT64_FORMAT, i ? "," : "", b->id, b->admit);
+		if (b->virtio_mem)
+			g_string_append_printf(s, " (virtio-mem requested, of %" G_GUINT64_FORMAT ")",
+					       b->size);
 		if (b->has_nodes) {
 			g_string_append_printf(s, " on node%s %s (%s)",
 					       dmem_nodeset_count(&b->policy.nodes) > 1 ? "s" : "",

@@ -51,9 +51,10 @@ static gpointer create_job(gpointer data)
 {
 	CreateJob *j = data;
 
-	j->ok = dmem_create_file(j->dfd, j->b->id, j->b->size, j->plan->pagesize,
-				 &j->b->policy, j->env->uid, j->env->gid, j->env->ops,
-				 &j->error);
+	/* virtio-mem: QEMU allocates the blocks it plugs, the file stays sparse */
+	j->ok = dmem_create_file(j->dfd, j->b->id, j->b->size, !j->b->virtio_mem,
+				 j->plan->pagesize, &j->b->policy, j->env->uid, j->env->gid,
+				 j->env->ops, &j->error);
 	return NULL;
 }
 

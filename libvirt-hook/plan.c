@@ -10,7 +10,14 @@
  *    alignment, so it is redone here.
  *  - ids: ram-node<cell id> with guest NUMA, pc.ram without; DIMMs are
  *    mem<alias> where the alias is dimm<slot> (explicit <address slot=>, else
- *    the lowest free slot in document order) or the user alias "ua-*".
+ *    the lowest free slot in document order) or the user alias "ua-*";
+ *    virtio-mem devices take no slot: mem<virtiomemN>, N counting them in
+ *    document order (qemuDeviceMemoryGetAliasID()).
+ *  - virtio-mem: the backend is the device's whole <size> (2 MiB aligned like
+ *    a DIMM), the device plugs <requested> of it, in <block> units.  The file
+ *    is created sparse; QEMU allocates the blocks it plugs (the wrapper sets
+ *    prealloc on the device) and punches those it unplugs, so admission
+ *    counts <requested>, not <size>.
  *  - policy: qemuBuildMemoryBackendProps(): nodeset = DIMM <source><nodemask>,
  *    else the cell's <memnode>, else the global <memory>; mode = the cell's
  *    memnode, else the global mode, else strict.  host-nodes/policy are
@@ -234,6 +241,7 @@ static gboolean backend_sizes(PlanBackend *b, guint64 kib, guint64 align_kib, gu
 		fail(error, DMEM_ERROR_FAILED, "%s: memory size too large for a dmemfs file", b->id);
 		return FALSE;
 	}
+	b->admit = b->size;
 	return TRUE;
 }
 
@@ -405,13 +413,49 @@ typedef struct {
 	int target;
 	gboolean has_source_nodes;
 	DmemNodeset source_nodes;
-	int slot;              /* -1 = assign */
+	int slot;              /* -1 = assign; virtio-mem: its index among them */
 	char *user_alias;
+	gboolean virtio_mem;
+	guint64 block_kib;     /* virtio-mem */
+	guint64 requested_kib; /* virtio-mem */
 } Dimm;
 
 static void dimm_clear(gpointer p)
 {
 	g_free(((Dimm *)p)->user_alias);
+}
+
+/* libvirt 9.0's virtio-mem rules (virDomainMemoryDefValidate) */
+static gboolean parse_virtio_mem(Xml *x, xmlNodePtr n, Dimm *d, GError **error)
+{
+	xmlNodePtr block = xp_node(x, n, "./target/block");
+	xmlNodePtr req = xp_node(x, n, "./target/requested");
+
+	if (d->target < 0) {
+		fail(error, DMEM_ERROR_FAILED, "virtio-mem device without <target><node>");
+		return FALSE;
+	}
+	if (!block) {
+		fail(error, DMEM_ERROR_FAILED, "virtio-mem device without <target><block>");
+		return FALSE;
+	}
+	if (!elem_kib(x, block, NULL, &d->block_kib, error) ||
+	    (req && !elem_kib(x, req, NULL, &d->requested_kib, error)))
+		return FALSE;
+	if (!d->block_kib || (d->block_kib & (d->block_kib - 1))) {
+		fail(error, DMEM_ERROR_FAILED, "virtio-mem block size must be a power of two");
+		return FALSE;
+	}
+	if (d->requested_kib % d->block_kib) {
+		fail(error, DMEM_ERROR_FAILED,
+		     "virtio-mem requested size must be a multiple of its block size");
+		return FALSE;
+	}
+	if (d->requested_kib > d->kib) {
+		fail(error, DMEM_ERROR_FAILED, "virtio-mem requested size is larger than its size");
+		return FALSE;
+	}
+	return TRUE;
 }
 
 static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_kib,
@@ -420,7 +464,7 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 	g_autoptr(GPtrArray) mems = xp_nodes(x, NULL, "./devices/memory");
 	xmlNodePtr maxmem = xp_node(x, NULL, "./maxMemory");
 	g_autofree char *slots_s = prop(maxmem, "slots");
-	guint64 slots = 0;
+	guint64 slots = 0, nvirtio = 0;
 	g_autofree gboolean *used = NULL;
 
 	*total_kib = 0;
@@ -433,6 +477,11 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 	if (ncells == 0) {
 		fail(error, DMEM_ERROR_FAILED,
 		     "memory devices need at least one guest NUMA cell (libvirt rule)");
+		return FALSE;
+	}
+	if (mems->len > slots) {
+		fail(error, DMEM_ERROR_FAILED, "memory device count '%u' exceeds slots count '%u'",
+		     mems->len, (guint)slots);
 		return FALSE;
 	}
 	used = g_new0(gboolean, slots + 1);
@@ -449,12 +498,13 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 		Dimm d = { .node = n, .target = -1, .slot = -1 };
 		guint64 v;
 
-		if (!model || strcmp(model, "dimm")) {
+		if (!model || (strcmp(model, "dimm") && strcmp(model, "virtio-mem"))) {
 			fail(error, DMEM_ERROR_UNSUPPORTED,
-			     "memory device model '%s' is not supported (only dimm)",
+			     "memory device model '%s' is not supported (dimm and virtio-mem are)",
 			     model ? model : "");
 			return FALSE;
 		}
+		d.virtio_mem = !strcmp(model, "virtio-mem");
 		if (!shape_only && xp_node(x, n, "./source/pagesize")) {
 			fail(error, DMEM_ERROR_UNSUPPORTED,
 			     "hugepages are not supported with dmemfs (dimm source pagesize)");
@@ -483,7 +533,11 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 			}
 			d.has_source_nodes = TRUE;
 		}
-		if (addr && atype && !strcmp(atype, "dimm") && aslot) {
+		if (d.virtio_mem) {
+			if (!parse_virtio_mem(x, n, &d, error))
+				return FALSE;
+			d.slot = (int)nvirtio++; /* no DIMM slot: a PCI device */
+		} else if (addr && atype && !strcmp(atype, "dimm") && aslot) {
 			if (!parse_uint(aslot, slots ? slots - 1 : 0, &v) || used[v]) {
 				fail(error, DMEM_ERROR_FAILED, "invalid or duplicate dimm slot '%s'", aslot);
 				return FALSE;
@@ -511,6 +565,30 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 		}
 		used[s] = TRUE;
 		d->slot = (int)s;
+	}
+	return TRUE;
+}
+
+/*
+ * QEMU plugs and unplugs whole blocks; a block smaller than a dpage would
+ * have it punch part of one, which dmemfs refuses.
+ */
+static gboolean virtio_mem_sizes(PlanBackend *b, const Dimm *d, guint64 pagesize,
+				 gboolean shape_only, GError **error)
+{
+	b->virtio_mem = TRUE;
+	b->block = d->block_kib * 1024;
+	b->admit = d->requested_kib * 1024;
+	if (!shape_only && b->block < pagesize) {
+		fail(error, DMEM_ERROR_UNSUPPORTED,
+		     "%s: virtio-mem block size %" G_GUINT64_FORMAT
+		     " KiB is smaller than the dmemfs page size (%s)",
+		     b->id, d->block_kib, dmem_pagesize_name(pagesize));
+		return FALSE;
+	}
+	if (!dmem_round_up(b->admit, pagesize, &b->admit) || b->admit > b->size) {
+		fail(error, DMEM_ERROR_FAILED, "%s: requested size overflows its file", b->id);
+		return FALSE;
 	}
 	return TRUE;
 }
@@ -603,8 +681,9 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 	}
 	for (guint i = 0; i < dimms->len; i++) {
 		Dimm *d = &g_array_index(dimms, Dimm, i);
-		char *id = d->user_alias ? g_strdup_printf("mem%s", d->user_alias)
-					 : g_strdup_printf("memdimm%d", d->slot);
+		char *id = d->user_alias  ? g_strdup_printf("mem%s", d->user_alias)
+			   : d->virtio_mem ? g_strdup_printf("memvirtiomem%d", d->slot)
+					   : g_strdup_printf("memdimm%d", d->slot);
 		PlanBackend *b = add_backend(plan, id, d->target);
 
 		if (!dmem_backend_id_valid(id)) {
@@ -613,8 +692,17 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 		}
 		if (!backend_sizes(b, d->kib, DIMM_ALIGN_KIB, plan->pagesize, error))
 			return FALSE;
+		if (d->virtio_mem && !virtio_mem_sizes(b, d, plan->pagesize, shape_only, error))
+			return FALSE;
 		apply_policy(b, &global, cells, ncells, d->target,
 			     d->has_source_nodes ? &d->source_nodes : NULL);
+		/* the hook's bind does not reach blocks QEMU plugs later: QEMU's must */
+		if (!shape_only && b->virtio_mem && b->has_nodes && !b->libvirt_passes_policy) {
+			fail(error, DMEM_ERROR_UNSUPPORTED,
+			     "%s: virtio-mem with numatune mode 'restrictive' is not supported: "
+			     "QEMU would plug blocks on any node (use strict)", id);
+			return FALSE;
+		}
 	}
 	return TRUE;
 }
@@ -708,6 +796,14 @@ char *plan_to_json(const DomainPlan *plan)
 		}
 		json_builder_set_member_name(jb, "size");
 		json_builder_add_int_value(jb, (gint64)b->size);
+		if (b->virtio_mem) {
+			json_builder_set_member_name(jb, "model");
+			json_builder_add_string_value(jb, "virtio-mem");
+			json_builder_set_member_name(jb, "requested");
+			json_builder_add_int_value(jb, (gint64)b->admit);
+			json_builder_set_member_name(jb, "block");
+			json_builder_add_int_value(jb, (gint64)b->block);
+		}
 		if (b->has_nodes) {
 			json_builder_set_member_name(jb, "host_nodes");
 			json_builder_begin_array(jb);

@@ -13,6 +13,10 @@ typedef struct {
 	gboolean has_nodes;    /* a numatune nodeset applies to this backend */
 	DmemPolicy policy;     /* where the hook binds the file (restrictive -> bind) */
 	gboolean libvirt_passes_policy; /* libvirt emits host-nodes/policy (not restrictive) */
+	gboolean virtio_mem;   /* a virtio-mem device: its file stays sparse, QEMU plugs blocks */
+	guint64 block;         /* virtio-mem block size, bytes */
+	guint64 admit;         /* bytes admission counts: size, or a virtio-mem's <requested>
+				* rounded up to the page size */
 } PlanBackend;
 
 typedef struct {

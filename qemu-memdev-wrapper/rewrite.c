@@ -11,6 +11,7 @@
  * for a former memory-backend-ram, x-use-canonical-path-for-ramblock-id=off so
  * the RAMBlock id stays the plain backend id (what a ram backend always had;
  * file backends default to canonical paths on machine types <= 3.1).
+ * A virtio-mem-pci device on one of those backends gets prealloc=on.
  */
 #include "rewrite.h"
 
@@ -251,6 +252,63 @@ static char *json_rewrite(JsonObject *in, const char *type, const char *path, gu
 	return json_generator_to_data(gen, NULL);
 }
 
+/* ---- virtio-mem devices ------------------------------------------------------- */
+
+/*
+ * A virtio-mem device on a dmemfs file must preallocate each block it plugs:
+ * then a grow the pool cannot serve is refused to the guest (the block stays
+ * unplugged) instead of faulting later in KVM or QEMU.  libvirt only sets it
+ * with <allocation mode='immediate'/>.
+ */
+static char *device_prealloc(const char *val, GPtrArray *backend_ids, GError **error)
+{
+	g_autoptr(JsonParser) parser = json_parser_new_immutable();
+	g_autoptr(GPtrArray) t = NULL;
+	const char *driver, *memdev;
+	JsonObject *o = NULL;
+
+	if (val[0] == '{') {
+		o = json_parse_object(val, parser, error);
+		if (!o)
+			return NULL;
+		driver = json_str(o, "driver");
+		memdev = json_str(o, "memdev");
+	} else {
+		t = kv_split(val);
+		driver = kv_get(t, "driver", "driver");
+		memdev = kv_get(t, "memdev", NULL);
+	}
+	if (!driver || strcmp(driver, "virtio-mem-pci") || !memdev ||
+	    !g_ptr_array_find_with_equal_func(backend_ids, memdev, g_str_equal, NULL))
+		return g_strdup(val);
+	if (o) {
+		g_autoptr(JsonObject) out = json_object_new();
+		g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+		g_autoptr(GList) members = json_object_get_members(o);
+
+		for (GList *l = members; l; l = l->next)
+			json_object_set_member(out, l->data,
+					       json_node_copy(json_object_get_member(o, l->data)));
+		json_object_set_boolean_member(out, "prealloc", TRUE);
+		json_node_set_object(root, out);
+		json_generator_set_root(gen, root);
+		return json_generator_to_data(gen, NULL);
+	} else {
+		g_autoptr(GString) s = g_string_new(NULL);
+
+		for (guint i = 0; i < t->len; i++) {
+			KvTok *k = g_ptr_array_index(t, i);
+
+			if (k->key && !strcmp(k->key, "prealloc"))
+				continue;
+			g_string_append_printf(s, "%s%s", s->len ? "," : "", k->raw);
+		}
+		g_string_append(s, ",prealloc=on");
+		return g_string_free(g_steal_pointer(&s), FALSE);
+	}
+}
+
 /* ---- the argv ---------------------------------------------------------------- */
 
 typedef struct {
@@ -270,6 +328,8 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		      WrapResolveFn resolve, gpointer data, WrapResult *out, GError **error)
 {
 	g_autoptr(GArray) found = g_array_new(FALSE, TRUE, sizeof(int));
+	g_autoptr(GArray) devices = g_array_new(FALSE, TRUE, sizeof(int));
+	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *uuid = NULL;
 	WrapTarget target = { 0 };
 	gboolean ok = FALSE;
@@ -324,6 +384,8 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 			}
 			if (is_memory_backend(type))
 				g_array_append_val(found, i);
+		} else if (!strcmp(name, "device")) {
+			g_array_append_val(devices, i);
 		}
 	}
 	if (found->len == 0)
@@ -369,6 +431,16 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		g_free(out->argv->pdata[i + 1]);
 		out->argv->pdata[i + 1] = nv;
 		g_ptr_array_add(out->files, g_steal_pointer(&path));
+		g_ptr_array_add(ids, g_strdup(id));
+	}
+	for (guint k = 0; k < devices->len; k++) {
+		int i = g_array_index(devices, int, k);
+		char *nv = device_prealloc(args[i], ids, error);
+
+		if (!nv)
+			goto out;
+		g_free(out->argv->pdata[i + 1]);
+		out->argv->pdata[i + 1] = nv;
 	}
 	out->rewritten = TRUE;
 	ok = TRUE;

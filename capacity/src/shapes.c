@@ -129,13 +129,17 @@ cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, con
 	for (guint i = 0; i < plan->backends->len; i++) {
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
 		uint64_t mask = all_mask(h);
+		/* a virtio-mem device holds what it plugs, <requested> */
+		guint64 bytes = b->virtio_mem ? b->admit : b->libvirt_size;
 
 		if (b->has_nodes && !nodeset_mask(h, &b->policy.nodes, &mask, error)) {
 			g_prefix_error(error, "%s: %s: ", origin, b->id);
 			return NULL;
 		}
+		if (!bytes)
+			continue;
 		if (b->cell >= 0 && (guint)b->cell < i && s->cell[b->cell].mask == mask) {
-			s->cell[b->cell].bytes += b->libvirt_size;
+			s->cell[b->cell].bytes += bytes;
 			continue;
 		}
 		if (s->ncells >= CAP_MAX_CELLS) {
@@ -143,7 +147,7 @@ cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, con
 				    "%s: more than %d NUMA cells and DIMMs", origin, CAP_MAX_CELLS);
 			return NULL;
 		}
-		s->cell[s->ncells++] = (cap_cell){ .bytes = b->libvirt_size, .mask = mask };
+		s->cell[s->ncells++] = (cap_cell){ .bytes = bytes, .mask = mask };
 	}
 	return g_steal_pointer(&s);
 }

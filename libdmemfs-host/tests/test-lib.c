@@ -259,7 +259,7 @@ static void test_create_file(void)
 	fake_calls = 0;
 	fake_fail_at = 0;
 	umask(022);
-	g_assert_true(dmem_create_file(dfd, "f", 4 << 20, 2 << 20, &pol, getuid(), getgid(),
+	g_assert_true(dmem_create_file(dfd, "f", 4 << 20, TRUE, 2 << 20, &pol, getuid(), getgid(),
 				       &fake_ops, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(stat(p, &st), ==, 0);
@@ -267,19 +267,19 @@ static void test_create_file(void)
 	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
 	g_assert_cmpuint(st.st_uid, ==, getuid());
 	/* O_EXCL: never reuses an existing file */
-	g_assert_false(dmem_create_file(dfd, "f", 4 << 20, 2 << 20, &pol, getuid(), getgid(),
+	g_assert_false(dmem_create_file(dfd, "f", 4 << 20, TRUE, 2 << 20, &pol, getuid(), getgid(),
 					&fake_ops, &e));
 	g_clear_error(&e);
 	/* a failing preallocation leaves nothing */
 	fake_fail_at = 2;
-	g_assert_false(dmem_create_file(dfd, "g", 2 << 20, 2 << 20, &pol, getuid(), getgid(),
+	g_assert_false(dmem_create_file(dfd, "g", 2 << 20, TRUE, 2 << 20, &pol, getuid(), getgid(),
 					&fake_ops, &e));
 	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_NO_SPACE);
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 1);
 	/* a planted symlink is not followed */
 	g_clear_error(&e);
 	g_assert_cmpint(symlink("/tmp/dmemfs-should-not-exist", link), ==, 0);
-	g_assert_false(dmem_create_file(dfd, "l", 2 << 20, 2 << 20, &pol, getuid(), getgid(),
+	g_assert_false(dmem_create_file(dfd, "l", 2 << 20, TRUE, 2 << 20, &pol, getuid(), getgid(),
 					&fake_ops, &e));
 	g_assert_false(g_file_test("/tmp/dmemfs-should-not-exist", G_FILE_TEST_EXISTS));
 	close(dfd);

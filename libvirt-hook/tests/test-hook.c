@@ -95,7 +95,8 @@ static void test_plan_sizes_and_ids(void)
 {
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DomainPlan) p = plan_fixture("numa-memnode", 0, FALSE, &e);
-	g_autoptr(DomainPlan) d = NULL, r = NULL, u = NULL;
+	g_autoptr(DomainPlan) d = NULL, r = NULL, u = NULL, v = NULL;
+	g_autofree char *json = NULL;
 
 	g_assert_no_error(e);
 	g_assert_cmpstr(p->uuid, ==, "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59"); /* lowercased */
@@ -115,6 +116,28 @@ static void test_plan_sizes_and_ids(void)
 	g_assert_cmpstr(backend(d, 2)->id, ==, "memdimm0"); /* lowest free slot */
 	g_assert_cmpstr(backend(d, 3)->id, ==, "memua-extra");
 	g_assert_cmpint(backend(d, 3)->cell, ==, 0);
+
+	/* virtio-mem: ids virtiomem<N> in document order (no slot), a user alias
+	 * kept; the file is the whole device, admission counts <requested> */
+	v = plan_fixture("virtio-mem", 0, FALSE, &e);
+	g_assert_no_error(e);
+	g_assert_cmpuint(v->backends->len, ==, 4);
+	g_assert_cmpstr(backend(v, 1)->id, ==, "memvirtiomem0");
+	g_assert_true(backend(v, 1)->virtio_mem);
+	g_assert_cmpuint(backend(v, 1)->size, ==, GiB);
+	g_assert_cmpuint(backend(v, 1)->admit, ==, 256 * MiB);
+	g_assert_cmpuint(backend(v, 1)->block, ==, 2 * MiB);
+	g_assert_cmpstr(backend(v, 2)->id, ==, "memdimm0"); /* virtio-mem took no slot */
+	g_assert_false(backend(v, 2)->virtio_mem);
+	g_assert_cmpuint(backend(v, 2)->admit, ==, backend(v, 2)->size);
+	g_assert_cmpstr(backend(v, 3)->id, ==, "memua-grow");
+	g_assert_cmpuint(backend(v, 3)->size, ==, GiB); /* 1023 MiB, 2 MiB aligned */
+	g_assert_cmpuint(backend(v, 3)->admit, ==, 0);
+	g_assert_cmpuint(backend(v, 3)->block, ==, 4 * MiB);
+	json = plan_to_json(v);
+	g_assert_nonnull(strstr(json, "\"id\":\"memvirtiomem0\",\"cell\":0,\"size\":1073741824,"
+				"\"model\":\"virtio-mem\",\"requested\":268435456,"
+				"\"block\":2097152,"));
 
 	/* restrictive: libvirt passes no host-nodes, the hook binds to the nodeset */
 	r = plan_fixture("restrictive", 0, FALSE, &e);
@@ -171,6 +194,12 @@ static const Refusal refusals[] = {
 	{ "bad-nodeset", "invalid nodeset '0-3,^2-3'" },
 	{ "bad-legacy-machine", "legacy -numa node,mem=" },
 	{ "bad-virtio-mem", "model 'nvdimm' is not supported" },
+	{ "bad-virtio-mem-block", "memvirtiomem0: virtio-mem block size 1024 KiB is smaller than "
+				  "the dmemfs page size (2M)" },
+	{ "bad-virtio-mem-restrictive", "virtio-mem with numatune mode 'restrictive'" },
+	{ "bad-virtio-mem-requested", "requested size is larger than its size" },
+	{ "bad-virtio-mem-slots", "memory device count '3' exceeds slots count '2'" },
+	{ "bad-virtio-mem-node", "virtio-mem device without <target><node>" },
 	{ "bad-mode", "unsupported numatune mode 'firsttouch'" },
 	{ "bad-memnode-cell", "cellid '1' is not a guest NUMA cell" },
 	{ "bad-malformed", "malformed domain XML" },
@@ -433,6 +462,39 @@ static void test_prepare_creates(void)
 	g_assert_no_error(e);
 }
 
+/*
+ * virtio-mem: its file is the device's whole size but stays sparse (QEMU
+ * preallocates the blocks it plugs); admission counts only <requested>.
+ */
+static void test_prepare_virtio_mem(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "virtio-mem");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *f = g_build_filename(dir, "memvirtiomem0", NULL);
+	struct stat st;
+
+	fake_reset();
+	/* cell 1G + DIMM 514M + requested 256M = 1794M fit in 1800M; 1G + 1G would not */
+	test_tree_set_node(t, 0, 64 * GiB, 1800 * MiB);
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpuint(fake_calls, ==, 2); /* ram-node0 and memdimm0 only */
+	g_assert_cmpint(stat(f, &st), ==, 0);
+	g_assert_cmpuint(st.st_size, ==, GiB);
+	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
+	g_assert_cmpint(test_count_entries(dir), ==, 4);
+	g_assert_true(hook_release(&env, p->uuid, &e));
+	/* 2M less: refused, and the message names what the device requests */
+	test_tree_set_node(t, 0, 64 * GiB, 1792 * MiB);
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "memvirtiomem0=268435456 (virtio-mem requested, of "
+				"1073741824) on node 0 (bind)"));
+	g_assert_cmpint(access(dir, F_OK), ==, -1);
+}
+
 static void test_prepare_cleanup_halfway(void)
 {
 	g_autoptr(TestTree) t = test_tree_new(NULL);
@@ -683,7 +745,7 @@ int main(int argc, char **argv)
 {
 	static const char *const argv_fixtures[] = {
 		"nonuma", "nonuma-memfd-global", "nonuma-plain", "numa-memnode",
-		"numa-ram", "restrictive", "dimm",
+		"numa-ram", "restrictive", "dimm", "virtio-mem",
 	};
 
 	g_test_init(&argc, &argv, NULL);
@@ -695,6 +757,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/hook/plan/sizes-ids-dimms-restrictive", test_plan_sizes_and_ids);
 	g_test_add_func("/hook/plan/multinode-nodesets", test_plan_multinode);
+	g_test_add_func("/hook/prepare/virtio-mem-sparse-admits-requested", test_prepare_virtio_mem);
 	for (guint i = 0; i < G_N_ELEMENTS(refusals); i++) {
 		g_autofree char *n = g_strdup_printf("/hook/plan/refused/%s", refusals[i].fixture);
 

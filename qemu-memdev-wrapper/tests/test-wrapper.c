@@ -53,7 +53,7 @@ static void test_libvirt_argv(gconstpointer data)
 	g_auto(GStrv) args = read_args(f->name, &n);
 	g_auto(WrapResult) r = { 0 };
 	g_autoptr(GError) e = NULL;
-	guint backends = 0;
+	guint backends = 0, devices = 0;
 
 	g_assert_true(wrap_rewrite(QEMU, n, args, fake_resolve, GSIZE_TO_POINTER(f->pagesize), &r, &e));
 	g_assert_no_error(e);
@@ -70,6 +70,15 @@ static void test_libvirt_argv(gconstpointer data)
 		const char *k;
 		JsonNode *v;
 
+		if (i > 0 && !strcmp(args[i - 1], "-device") && strstr(in, "\"virtio-mem-pci\"")) {
+			/* the same device, preallocating the blocks it plugs */
+			a = parse_obj(pi, in);
+			b = parse_obj(po, out);
+			json_object_set_boolean_member(a, "prealloc", TRUE);
+			g_assert_true(json_node_equal(json_parser_get_root(pi), json_parser_get_root(po)));
+			devices++;
+			continue;
+		}
 		if (i == 0 || strcmp(args[i - 1], "-object") || in[0] != '{') {
 			g_assert_cmpstr(out, ==, in); /* everything else unchanged, in order */
 			continue;
@@ -112,6 +121,29 @@ static void test_libvirt_argv(gconstpointer data)
 	}
 	g_assert_cmpuint(backends, >, 0);
 	g_assert_cmpuint(r.files->len, ==, backends);
+	g_assert_cmpuint(devices, ==, strcmp(f->name, "virtio-mem") ? 0 : 2);
+}
+
+/* key=value -device: prealloc=on replaces what was there; other devices stay */
+static void test_virtio_mem_keyval(void)
+{
+	const char *args[] = {
+		"-object", "memory-backend-ram,id=vm0,size=1G",
+		"-device", "virtio-mem-pci,id=v0,memdev=vm0,prealloc=off,requested-size=0",
+		"-device", "virtio-mem-pci,id=v1,memdev=other",
+		"-device", "pc-dimm,id=d0,memdev=vm0",
+		"-uuid", "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59", NULL,
+	};
+	g_auto(WrapResult) r = { 0 };
+	g_autoptr(GError) e = NULL;
+
+	g_assert_true(wrap_rewrite(QEMU, 10, (char **)args, fake_resolve, GSIZE_TO_POINTER(2 << 20),
+				   &r, &e));
+	g_assert_no_error(e);
+	g_assert_cmpstr(g_ptr_array_index(r.argv, 4), ==,
+			"virtio-mem-pci,id=v0,memdev=vm0,requested-size=0,prealloc=on");
+	g_assert_cmpstr(g_ptr_array_index(r.argv, 6), ==, args[5]);
+	g_assert_cmpstr(g_ptr_array_index(r.argv, 8), ==, args[7]);
 }
 
 static char *rewrite_one(const char *obj, GError **e)
@@ -303,7 +335,7 @@ int main(int argc, char **argv)
 	static const ArgsFixture fixtures[] = {
 		{ "nonuma", 2 << 20 }, { "nonuma-memfd-global", 1 << 30 }, { "nonuma-plain", 4096 },
 		{ "numa-memnode", 2 << 20 }, { "numa-ram", 2 << 20 }, { "restrictive", 2 << 20 },
-		{ "dimm", 2 << 20 },
+		{ "dimm", 2 << 20 }, { "virtio-mem", 2 << 20 },
 	};
 
 	g_test_init(&argc, &argv, NULL);
@@ -315,6 +347,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/wrapper/json-golden", test_json_golden);
 	g_test_add_func("/wrapper/keyval", test_keyval);
+	g_test_add_func("/wrapper/virtio-mem-prealloc-keyval", test_virtio_mem_keyval);
 	g_test_add_func("/wrapper/passthrough-probe-thread-context", test_passthrough);
 	g_test_add_func("/wrapper/refusals", test_refusals);
 	g_test_add_func("/wrapper/cli-dry-run-and-exec", test_cli);
