@@ -352,6 +352,99 @@ TEST_F_TIMEOUT(dmemfs, fallocate_punch_enospc, 180)
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
+struct dontneed_reader {
+	const char *p;
+	size_t ps;
+	volatile int *stop;
+	long reads, bad;
+};
+
+/* Reads the first dpage, which nobody punches, for as long as it runs. */
+static void *dontneed_read(void *arg)
+{
+	struct dontneed_reader *r = arg;
+
+	while (!*r->stop) {
+		if (check_sparse(r->p, r->ps, r->ps, 11) != -1)
+			r->bad++;
+		r->reads++;
+	}
+	return NULL;
+}
+
+/*
+ * QEMU discards guest RAM (virtio-mem unplug, balloon, postcopy) with a
+ * punch hole on the file and then MADV_DONTNEED on its own mapping; a
+ * dmem mapping is VM_PFNMAP, which madvise refused with EINVAL, so QEMU
+ * could not even start a virtio-mem device on dmem.  MADV_DONTNEED drops
+ * the entries and keeps the data (a shared file), for whole dpages and
+ * inside a huge leaf, also while another thread faults the same range;
+ * MADV_FREE stays refused.
+ */
+TEST_F_TIMEOUT(dmemfs, madvise_dontneed_discards, 180)
+{
+	size_t ps = variant->ps, n = pages_free(&self->base, ps, 4), len;
+	uint64_t used0 = used_all(_metadata);
+	struct dontneed_reader r;
+	volatile int stop = 0;
+	pthread_t t;
+	/* each round refaults (and zeroes) one dpage */
+	long bad, rounds = 0, want = ps == SZ_1G ? 3 : 200;
+	char *p;
+	int fd;
+
+	ASSERT_LE(2, n);
+	len = n * ps;
+	fd = open_file(_metadata, self->dir, "discard", len);
+	p = map_fd(_metadata, fd, len);
+	fill_sparse(p, len, ps, 11);
+	ASSERT_EQ(len, used_all(_metadata) - used0);
+
+	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED)) TH_LOG("MADV_DONTNEED: %s", strerror(errno));
+	bad = check_sparse(p, len, ps, 11);
+	EXPECT_EQ(-1, bad) TH_LOG("after MADV_DONTNEED: wrong word at offset %ld", bad);
+	EXPECT_EQ(len, used_all(_metadata) - used0);
+
+	/* inside one leaf: the leaf goes, the file keeps its dpage */
+	if (ps > SZ_4K) {
+		ASSERT_EQ(0, madvise(p + ps / 2, SZ_4K, MADV_DONTNEED));
+		bad = check_sparse(p, ps, ps, 11);
+		EXPECT_EQ(-1, bad) TH_LOG("4K MADV_DONTNEED in a leaf: wrong word at offset %ld",
+					  bad);
+	}
+
+	/* QEMU's discard of the second dpage: punch, then drop the mapping */
+	ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ps, ps));
+	ASSERT_EQ(0, madvise(p + ps, ps, MADV_DONTNEED));
+	EXPECT_EQ(len - ps, used_all(_metadata) - used0);
+	bad = first_nonzero(p + ps, ps);
+	EXPECT_EQ(-1, bad) TH_LOG("discarded dpage: nonzero at offset %ld", bad);
+	EXPECT_EQ(len, used_all(_metadata) - used0);
+
+	/* discards of the rest race with a reader of the first dpage */
+	r = (struct dontneed_reader){ .p = p, .ps = ps, .stop = &stop };
+	ASSERT_EQ(0, pthread_create(&t, NULL, dontneed_read, &r));
+	while (rounds < want || r.reads < 3) {
+		ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
+		ASSERT_EQ(0, fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ps,
+				       len - ps));
+		memset(p + ps, 0x5a, SZ_4K);
+		rounds++;
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, r.bad) TH_LOG("%ld of %ld reads saw a wrong first dpage", r.bad, r.reads);
+
+	errno = 0;
+	EXPECT_EQ(-1, madvise(p, len, MADV_FREE));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, self->dir, "discard");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
 TEST_F_TIMEOUT(dmemfs, populate_write, 180)
 {
 	size_t ps = variant->ps, len = ps == SZ_1G ? ps : 8 * ps;

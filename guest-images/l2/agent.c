@@ -20,6 +20,11 @@
  * Prints exactly one line starting with "L2-AGENT-RESULT " (key=value pairs,
  * no spaces inside values) on stdout, which /init points at the serial
  * console, and exits 0 if every check passed.
+ *
+ * With --watch (l2.watch=1) it instead runs for ever: whenever node 0's
+ * MemTotal has changed and then held for a second (virtio-mem plugged or
+ * unplugged memory), it runs the pattern over node 0's free memory and
+ * prints "L2-MEM-CHECK node0_total_kib=N tested_kib=N errors=N status=..".
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -152,6 +157,33 @@ static long long steal_spin(long secs)
 	return s0 < 0 || s1 < 0 ? -1 : s1 - s0;
 }
 
+/* --watch: check node 0's memory each time its size settles at a new value */
+static int watch(void)
+{
+	const char *mi = "/sys/devices/system/node/node0/meminfo";
+	long long last = -2, seen;
+
+	for (;;) {
+		struct node_result r = { 0 };
+
+		seen = read_kv(mi, "MemTotal:");
+		if (seen == last) {
+			usleep(250000);
+			continue;
+		}
+		sleep(1);
+		if (read_kv(mi, "MemTotal:") != seen)
+			continue; /* still moving */
+		test_node(0, &r);
+		printf("L2-MEM-CHECK node0_total_kib=%lld node0_free_kib=%lld tested_kib=%lld"
+		       " errors=%lld pattern_s=%.2f status=%s\n",
+		       seen, r.free_kib, r.tested_kib, r.errors, r.secs, r.ok ? "PASS" : "FAIL");
+		fflush(stdout);
+		last = seen;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct node_result res[MAX_NODES] = { 0 };
@@ -164,6 +196,8 @@ int main(int argc, char **argv)
 	int nodes_ok = 1, clock_ok, steal_ok, ok;
 	FILE *f;
 
+	if (argc == 2 && !strcmp(argv[1], "--watch"))
+		return watch();
 	if (argc == 3 && !strcmp(argv[1], "--steal"))
 		spin_s = strtol(argv[2], NULL, 10);
 	t_start = now(CLOCK_MONOTONIC);
