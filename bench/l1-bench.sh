@@ -139,6 +139,15 @@ bash "$TOP/bench/l1-l2start.sh" 2 256,1024 2>&1 | while IFS= read -r l; do
 done
 meta l2start_seconds $((SECONDS - t0))
 
+# ---- virtio-mem grow of a running L2: dmem vs hugetlbfs vs anonymous
+echo "== bench/l1-vmemgrow.sh"
+t0=$SECONDS
+meta vmemgrow_mib 1024
+bash "$TOP/bench/l1-vmemgrow.sh" 2 1024 2>&1 | while IFS= read -r l; do
+	case $l in VMEMGROW*) out "$l" ;; *) echo "$l" ;; esac
+done
+meta vmemgrow_seconds $((SECONDS - t0))
+
 bad=$(kernel_splats | tr ' ' '_')
 meta dmesg "${bad:-clean}"
 finished=1

@@ -58,6 +58,12 @@ function kib(b) { return sprintf("%.0f", b / 1024) }
 	} else l2why[b] = kv($0, "reason") (kv($0, "reason") == "" ? "agent status " kv($0, "status") : "")
 	next
 }
+/^VMEMGROW / {
+	b = kv($0, "backing"); if (!(b in vgn)) vgorder[++nvg] = b; vgn[b]++
+	if (kv($0, "status") == "PASS") vgs[b] = vgs[b] (vgs[b] == "" ? "" : ",") kv($0, "grow_ms")
+	else vgwhy[b] = kv($0, "reason") (kv($0, "reason") == "" ? "plugged " kv($0, "plugged_bytes") " B" : "")
+	next
+}
 END {
 	GiB = 1073741824
 	base = "dmem-2M-populate"
@@ -118,6 +124,16 @@ END {
 		for (i = 1; i <= nl2; i++) { b = l2order[i]; hb = "hugetlb-2M" (l2cell[b] == "" ? "" : " 2x" l2cell[b] "M")
 			if (l2s[b] == "") { printf "| %s | 2x%s MiB | 0/%d | failed: %s |||||\n", l2back[b], l2cell[b], l2n[b], l2why[b] > md; continue }
 			printf "| %s | 2x%s MiB | %d/%d | %.0f | %s | %.0f | %s | %.2f |\n", l2back[b], l2cell[b], split(l2s[b], tmp, ","), l2n[b], l2ms[b], x2(l2ms[hb] ? l2ms[b] / l2ms[hb] : ""), l2am[b], x2(l2am[hb] ? l2am[b] / l2am[hb] : ""), l2gm[b] > md }
+	}
+	# ---- virtio-mem grow of a running L2
+	for (i = 1; i <= nvg; i++) { b = vgorder[i]; if (vgs[b] != "") vgm[b] = median(vgs[b]) }
+	if (nvg) {
+		printf "\n## virtio-mem grow of a running L2 by %s MiB (`virsh update-memory-device`)\n\n", meta["vmemgrow_mib"] > md
+		printf "Median of the rounds, from the command until QEMU has the device at the new size (the guest plugs, QEMU preallocates every block); ratios against **dmem-2M** (above 1: slower than dmem).\n\n" > md
+		printf "| backing | runs ok | grow ms | / dmem-2M |\n|---|---:|---:|---:|\n" > md
+		for (i = 1; i <= nvg; i++) { b = vgorder[i]
+			if (vgs[b] == "") { printf "| %s | 0/%d | failed: %s ||\n", b, vgn[b], vgwhy[b] > md; continue }
+			printf "| %s | %d/%d | %.0f | %s |\n", b, split(vgs[b], tmp, ","), vgn[b], vgm[b], x2(vgm["dmem-2M"] ? vgm[b] / vgm["dmem-2M"] : "") > md }
 	}
 	# ---- background zeroing
 	printf "\n## Background zeroing (kdmemzerod)\n\n" > md

@@ -7,6 +7,12 @@
 # pattern over node 0 each time the size settles.  The pool's free_bytes must
 # move by exactly each delta; a grow the pool cannot serve must leave the L2
 # running at the size the pool allowed; destroy must give everything back.
+# Hotplug: libvirt runs no hook on attach-device, so hot-added memory goes
+# where qemu.conf's memory_backing_dir points: here a dmemfs 4K mount
+# (QEMU gives hot-added backends no align=, and 2M/1G files need aligned
+# mappings), with <allocation mode='immediate'/> so QEMU preallocates the
+# DIMM under the cell's host-nodes/policy and refuses it when the pool
+# cannot serve it.
 #
 # Prints "PASS: vmem.<check>[: numbers]" / "FAIL: vmem.<check>: reason".
 #   --list   the checks
@@ -16,7 +22,8 @@ TOP=${TOP:-$(cd "$here/../.." && pwd)}
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
 result_area vmem
-CHECKS=(setup start plugged-at-boot grow shrink grow-past-pool destroy dmesg-clean)
+CHECKS=(setup start plugged-at-boot grow shrink hotplug-dimm hotplug-refused grow-past-pool destroy
+	dmesg-clean)
 if [ "${1:-}" = --list ]; then
 	printf 'vmem.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -27,6 +34,8 @@ LEFT=128          # grow-past-pool: what the pool keeps free on node 0
 name=vmem uuid=$(new_uuid)
 serial=$(serial_of $name)
 hog=$M2/vmem-hog
+M4K=/run/dmemfs/4K
+QCONF=/etc/libvirt/qemu.conf
 mark=$(dmesg_mark)
 MiB=$((1 << 20))
 
@@ -41,12 +50,15 @@ cleanup() {
 	virsh undefine $name > /dev/null 2>&1
 	rm -f "$hog"
 	acc_stop_all
+	sed -i "\\|^memory_backing_dir = \"$M4K\"\$|d" $QCONF
+	umount $M4K 2> /dev/null
 }
 
 # the domain: the acceptance guest plus maxMemory and the virtio-mem device
 domain_xml() {
-	mkdomain $name "$uuid" $C0 $C1 "l2.watch=1 memhp_default_state=online_movable" |
-		sed -e "s|^  <memory unit='MiB'>.*|  <maxMemory slots='2' unit='MiB'>2048</maxMemory>\n&|" \
+	mkdomain $name "$uuid" $C0 $C1 "l2.watch=1 memhp_default_state=online_movable" \
+		"<allocation mode='immediate'/>" |
+		sed -e "s|^  <memory unit='MiB'>.*|  <maxMemory slots='3' unit='MiB'>2048</maxMemory>\n&|" \
 			-e "s|^  </devices>|    <memory model='virtio-mem'>\n      <target>\n        <size unit='MiB'>$MAX</size>\n        <node>0</node>\n        <block unit='KiB'>2048</block>\n        <requested unit='MiB'>$REQ</requested>\n      </target>\n    </memory>\n&|"
 }
 
@@ -72,8 +84,23 @@ resize() { virsh update-memory-device $name --alias virtiomem0 --requested-size 
 free0() { pool_bytes 0 free; }
 mib() { echo $(($1 / MiB)); }
 
+dimm_xml() { # dimm_xml MIB
+	printf "<memory model='dimm'><target><size unit='MiB'>%s</size><node>0</node></target></memory>\n" "$1"
+}
+# hot-added memory: what libvirt put under memory_backing_dir
+backing_files() { find "$M4K/libvirt/qemu" -type f 2> /dev/null | tr '\n' ' '; }
+
 # ---- setup
-if acc_setup; then
+setup_vmem() {
+	mkdir -p $M4K
+	ACC_STEP="mount -t dmemfs -o pagesize=4K none $M4K"
+	mount -t dmemfs -o pagesize=4K none $M4K && is_dmemfs $M4K || return 1
+	ACC_STEP="$QCONF already sets memory_backing_dir"
+	! grep -q '^memory_backing_dir' $QCONF || return 1
+	echo "memory_backing_dir = \"$M4K\"" >> $QCONF
+	acc_setup
+}
+if setup_vmem; then
 	pass setup "dmemfs, hook, wrapper, libvirtd"
 else
 	fail setup "$ACC_STEP failed"
@@ -119,7 +146,7 @@ step() {
 	line=$(wait_check "$n" "$want" 240)
 	sleep 1 # QEMU's size event reaches libvirt after the guest's last (un)plug
 	f_after=$(free0)
-	why="$from -> $to MiB in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$f_after") MiB (want it to drop by $((to - from)) MiB), libvirt current $(current_kib) KiB, agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$want; last: $(last_check)}"
+	why="$from -> $to MiB in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$f_after") MiB (want $(mib $((f_before - (to - from) * MiB))) MiB), libvirt current $(current_kib) KiB, agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$want; last: $(last_check)}"
 	if [ -n "$line" ] && [ "$(agent_field "$line" status)" = PASS ] &&
 		[ $((f_before - f_after)) -eq $(((to - from) * MiB)) ] &&
 		[ "$(current_kib)" -eq $((to * 1024)) ]; then
@@ -131,7 +158,26 @@ step() {
 step grow $MAX $REQ
 step shrink $REQ $MAX
 
-# ---- a grow the pool cannot serve: the guest stays up with what fitted
+# ---- a DIMM hot-added while it runs lands in dmem, bound to node 0 (128 MiB:
+# Linux hot-adds whole memory blocks)
+DIMM=128
+n=$(serial_lines) f_before=$(free0) t=$SECONDS
+dimm_xml $DIMM > /tmp/vmem-dimm.xml
+err=$(virsh attach-device $name /tmp/vmem-dimm.xml --live 2>&1)
+rc=$?
+line=$(wait_check "$n" $((boot_total + DIMM * 1024)) 120)
+files=$(backing_files)
+why="attach-device rc $rc${err:+ ($err)} in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$(free0)") MiB (want -$DIMM), files under $M4K: ${files:-none}; agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$((boot_total + DIMM * 1024)); last: $(last_check)}"
+if [ "$rc" -eq 0 ] && [ $((f_before - $(free0))) -eq $((DIMM * MiB)) ] && [ -n "$files" ] &&
+	[ "$(agent_field "$line" status)" = PASS ]; then
+	pass hotplug-dimm "$why"
+	boot_total=$((boot_total + DIMM * 1024))
+else
+	fail hotplug-dimm "$why"
+fi
+
+# ---- with $LEFT MiB left on node 0: a bigger DIMM is refused, and a grow
+# the pool cannot serve leaves the guest up with what fitted
 n=$(serial_lines)
 keep=$(($(free0) - LEFT * MiB))
 python3 -c 'import ctypes, os, sys
@@ -142,19 +188,49 @@ fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
 os.posix_fallocate(fd, 0, int(sys.argv[2]))' "$hog" "$keep" 2> /tmp/vmem-hog.err
 left=$(free0)
 if [ "$left" -ne $((LEFT * MiB)) ]; then
-	fail grow-past-pool "could not leave $LEFT MiB free on node 0: $(mib "$left") MiB free ($(cat /tmp/vmem-hog.err))"
+	fail hotplug-refused "could not leave $LEFT MiB free on node 0: $(mib "$left") MiB free ($(cat /tmp/vmem-hog.err))"
+	fail grow-past-pool "not run (no exhausted pool)"
 else
+	# A DIMM the pool cannot serve: refused with QEMU's error, nothing
+	# attached.  QEMU leaves what it preallocated before the pool ran dry in
+	# the file it created (libvirt removes it only when the domain stops);
+	# removing that file, which nothing maps, gives it back.
+	f_before=$(free0) files0=$(backing_files)
+	dimm_xml $((2 * LEFT)) > /tmp/vmem-dimm-big.xml
+	err=$(virsh attach-device $name /tmp/vmem-dimm-big.xml --live 2>&1)
+	rc=$?
+	f_fail=$(free0) files=$(backing_files)
+	ndimm=$(virsh dumpxml $name | grep -c "<memory model='dimm'")
+	# shellcheck disable=SC2086 # one file name per word
+	new=$(comm -13 <(printf '%s\n' $files0 | sort) <(printf '%s\n' $files | sort) | head -1)
+	held=0
+	[ -n "$new" ] && held=$(($(stat -c %b "$new") * 512))
+	rm -f "$new"
+	why="attach-device of $((2 * LEFT)) MiB with $(mib "$f_before") MiB free: rc $rc: $(echo "$err" | tr -s '\n' ' ' | cut -c1-220); domain $(domstate $name), $ndimm DIMM(s) attached (want 1); node0 free $(mib "$f_before") -> $(mib "$f_fail") MiB, of which $(mib "$held") MiB in the leftover ${new:-(none)}; after removing it $(mib "$(free0)") MiB"
+	if [ "$rc" -ne 0 ] && [ "$(domstate $name)" = running ] && [ "$ndimm" -eq 1 ] &&
+		[ $((f_before - f_fail)) -eq "$held" ] && [ "$(free0)" -eq "$f_before" ] &&
+		[[ $err == *"preallocating memory failed"* ]]; then
+		pass hotplug-refused "$why"
+	else
+		fail hotplug-refused "$why"
+	fi
+	nlog=$(wc -l < "/var/log/libvirt/qemu/$name.log")
 	resize $MAX > /tmp/vmem-resize.err 2>&1
 	rc=$?
 	# the guest plugs what the pool serves, then keeps retrying the rest
 	sleep 20
 	line=$(last_check)
 	cur=$(current_kib) st=$(domstate $name) left=$(free0)
-	err=$(grep -i -m1 'prealloc' "/var/log/libvirt/qemu/$name.log" | cut -c1-160)
-	why="asked $REQ -> $MAX MiB with $LEFT MiB free (virsh rc $rc): domain $st, libvirt current $((cur / 1024)) MiB, node0 free $(mib "$left") MiB, agent: $line; QEMU log: ${err:-nothing about prealloc}"
+	err=$(tail -n +$((nlog + 1)) "/var/log/libvirt/qemu/$name.log" |
+		grep -m1 'preallocating memory failed' | cut -c1-160)
+	# what a refused plug request had preallocated went back: free is
+	# what was left minus exactly what the guest got
+	want=$((LEFT * MiB - (cur - REQ * 1024) * 1024))
+	why="asked $REQ -> $MAX MiB with $LEFT MiB free (virsh rc $rc): domain $st, libvirt current $((cur / 1024)) MiB, node0 free $(mib "$left") MiB (want $(mib "$want")), agent: $line; QEMU log: ${err:-nothing about prealloc}"
 	if [ "$st" = running ] && [ "$cur" -gt $((REQ * 1024)) ] && [ "$cur" -lt $((MAX * 1024)) ] &&
-		[ "$cur" -le $(((REQ + LEFT) * 1024)) ] && [ "$left" -lt $((2 * MiB)) ] &&
-		[ "$(agent_field "$line" status)" = PASS ] && [ -n "$err" ]; then
+		[ "$left" -eq "$want" ] && [ "$(agent_field "$line" status)" = PASS ] &&
+		[ "$(agent_field "$line" node0_total_kib)" -eq $((boot_total + cur - REQ * 1024)) ] &&
+		[ -n "$err" ]; then
 		pass grow-past-pool "$why"
 	else
 		fail grow-past-pool "$why"
@@ -169,10 +245,10 @@ virsh destroy $name > /dev/null 2>&1
 virsh undefine $name > /dev/null 2>&1
 end=$((SECONDS + 60))
 until [ "$(pool_free_all)" = "$BASE" ] || [ $SECONDS -ge $end ]; do sleep 0.5; done
-left=$(dom_files "$uuid")
+left="$(dom_files "$uuid")$(backing_files)"
 check destroy "pool free $(pool_free_all) B, at start $BASE B; files left: ${left:-none}" \
 	[ "$(pool_free_all)" = "$BASE" -a -z "$left" ]
-acc_stop_all
+cleanup
 bad=$(kernel_splats "$mark")
 check dmesg-clean "$bad" [ -z "$bad" ]
 results_exit
