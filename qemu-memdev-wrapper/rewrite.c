@@ -225,6 +225,37 @@ static const char *json_str(JsonObject *o, const char *key)
 		       : NULL;
 }
 
+/* an option value in either form: QEMU's JSON or key=value */
+typedef struct {
+	JsonParser *parser;
+	JsonObject *o; /* JSON */
+	GPtrArray *kv; /* key=value */
+} OptVal;
+
+static void optval_clear(OptVal *v)
+{
+	g_clear_object(&v->parser);
+	g_clear_pointer(&v->kv, g_ptr_array_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(OptVal, optval_clear)
+
+static gboolean optval_parse(OptVal *v, const char *val, GError **error)
+{
+	if (val[0] != '{') {
+		v->kv = kv_split(val);
+		return TRUE;
+	}
+	v->parser = json_parser_new_immutable();
+	v->o = json_parse_object(val, v->parser, error);
+	return v->o != NULL;
+}
+
+/* implied: the key of a leading value without "key=" (qom-type, driver) */
+static const char *optval_get(const OptVal *v, const char *key, gboolean implied)
+{
+	return v->o ? json_str(v->o, key) : kv_get(v->kv, key, implied ? key : NULL);
+}
+
 static char *json_rewrite(JsonObject *in, const char *type, const char *path, guint64 align)
 {
 	g_autoptr(JsonObject) out = json_object_new();
@@ -262,22 +293,15 @@ static char *json_rewrite(JsonObject *in, const char *type, const char *path, gu
  */
 static char *device_prealloc(const char *val, GPtrArray *backend_ids, GError **error)
 {
-	g_autoptr(JsonParser) parser = json_parser_new_immutable();
-	g_autoptr(GPtrArray) t = NULL;
+	g_auto(OptVal) v = { 0 };
 	const char *driver, *memdev;
-	JsonObject *o = NULL;
+	JsonObject *o;
 
-	if (val[0] == '{') {
-		o = json_parse_object(val, parser, error);
-		if (!o)
-			return NULL;
-		driver = json_str(o, "driver");
-		memdev = json_str(o, "memdev");
-	} else {
-		t = kv_split(val);
-		driver = kv_get(t, "driver", "driver");
-		memdev = kv_get(t, "memdev", NULL);
-	}
+	if (!optval_parse(&v, val, error))
+		return NULL;
+	driver = optval_get(&v, "driver", TRUE);
+	memdev = optval_get(&v, "memdev", FALSE);
+	o = v.o;
 	if (!driver || strcmp(driver, "virtio-mem-pci") || !memdev ||
 	    !g_ptr_array_find_with_equal_func(backend_ids, memdev, g_str_equal, NULL))
 		return g_strdup(val);
@@ -297,8 +321,8 @@ static char *device_prealloc(const char *val, GPtrArray *backend_ids, GError **e
 	} else {
 		g_autoptr(GString) s = g_string_new(NULL);
 
-		for (guint i = 0; i < t->len; i++) {
-			KvTok *k = g_ptr_array_index(t, i);
+		for (guint i = 0; i < v.kv->len; i++) {
+			KvTok *k = g_ptr_array_index(v.kv, i);
 
 			if (k->key && !strcmp(k->key, "prealloc"))
 				continue;
@@ -368,21 +392,11 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 			if (type && !strcmp(type, "node") && kv_get(t, "mem", NULL))
 				return legacy("-numa node,mem=", error);
 		} else if (!strcmp(name, "object")) {
-			const char *type;
-			g_autoptr(JsonParser) parser = json_parser_new_immutable();
-			g_autoptr(GPtrArray) t = NULL;
+			g_auto(OptVal) v = { 0 };
 
-			if (val[0] == '{') {
-				JsonObject *o = json_parse_object(val, parser, error);
-
-				if (!o)
-					return FALSE;
-				type = json_str(o, "qom-type");
-			} else {
-				t = kv_split(val);
-				type = kv_get(t, "qom-type", "qom-type");
-			}
-			if (is_memory_backend(type))
+			if (!optval_parse(&v, val, error))
+				return FALSE;
+			if (is_memory_backend(optval_get(&v, "qom-type", TRUE)))
 				g_array_append_val(found, i);
 		} else if (!strcmp(name, "device")) {
 			g_array_append_val(devices, i);
@@ -401,33 +415,23 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	/* pass 2: rewrite them in place */
 	for (guint k = 0; k < found->len; k++) {
 		int i = g_array_index(found, int, k);
-		const char *val = args[i];
-		g_autoptr(JsonParser) parser = json_parser_new_immutable();
-		g_autoptr(GPtrArray) t = NULL;
+		g_auto(OptVal) v = { 0 };
 		g_autofree char *path = NULL;
 		const char *type, *id;
-		JsonObject *o = NULL;
 		char *nv;
 
-		if (val[0] == '{') {
-			o = json_parse_object(val, parser, error);
-			if (!o)
-				goto out;
-			type = json_str(o, "qom-type");
-			id = json_str(o, "id");
-		} else {
-			t = kv_split(val);
-			type = kv_get(t, "qom-type", "qom-type");
-			id = kv_get(t, "id", NULL);
-		}
+		if (!optval_parse(&v, args[i], error))
+			goto out;
+		type = optval_get(&v, "qom-type", TRUE);
+		id = optval_get(&v, "id", FALSE);
 		if (!dmem_backend_id_valid(id)) {
 			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 				    "memory backend id '%s' is missing or unusable", id ? id : "");
 			goto out;
 		}
 		path = g_build_filename(target.domain_dir, id, NULL);
-		nv = o ? json_rewrite(o, type, path, target.pagesize)
-		       : kv_rewrite(t, type, path, target.pagesize);
+		nv = v.o ? json_rewrite(v.o, type, path, target.pagesize)
+			 : kv_rewrite(v.kv, type, path, target.pagesize);
 		g_free(out->argv->pdata[i + 1]);
 		out->argv->pdata[i + 1] = nv;
 		g_ptr_array_add(out->files, g_steal_pointer(&path));

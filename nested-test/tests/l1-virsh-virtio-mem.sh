@@ -15,6 +15,7 @@
 # cannot serve it.
 #
 # Prints "PASS: vmem.<check>[: numbers]" / "FAIL: vmem.<check>: reason".
+# "virsh" in the name: make test-debug skips the libvirt scripts (l1.skip=virsh).
 #   --list   the checks
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
