@@ -513,6 +513,34 @@ static void test_xml_numa(void)
 	cap_shape_free(s);
 }
 
+/* a virtio-mem device holds what it plugs at start, not its maximum */
+static void test_xml_virtio_mem(void)
+{
+	static const char xml[] =
+		"<domain type='kvm'><name>vm-vmem</name>"
+		"<maxMemory slots='2' unit='GiB'>64</maxMemory><memory unit='GiB'>4</memory>"
+		"<cpu><numa><cell id='0' cpus='0-1' memory='4' unit='GiB'/></numa></cpu>"
+		"<numatune><memory mode='strict' nodeset='0'/></numatune>"
+		"<devices><memory model='virtio-mem'><target><size unit='GiB'>32</size><node>0</node>"
+		"<block unit='MiB'>2</block><requested unit='GiB'>2</requested></target></memory>"
+		"<memory model='virtio-mem'><target><size unit='GiB'>8</size><node>0</node>"
+		"<block unit='MiB'>2</block></target></memory></devices></domain>";
+	cap_host h;
+	g_autoptr(GError) err = NULL;
+	cap_shape *s;
+
+	std_host(&h);
+	s = xml_shape(&h, xml, &err);
+	g_assert_no_error(err);
+	g_assert_nonnull(s);
+	if (!s)
+		return;
+	g_assert_cmpint(s->ncells, ==, 1);
+	g_assert_cmpuint(s->cell[0].bytes, ==, G(4) + G(2));
+	g_assert_cmpuint(s->cell[0].mask, ==, 1);
+	cap_shape_free(s);
+}
+
 static void test_xml_total(void)
 {
 	cap_host h;
@@ -1153,6 +1181,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/xml/bad-input-and-entities", test_xml_bad);
 	g_test_add_func("/capacity/xml/caret-nodeset-as-hook-plan", test_xml_caret_as_hook);
 	g_test_add_func("/capacity/xml/dimm-unknown-cell-refused", test_xml_dimm_bad_node);
+	g_test_add_func("/capacity/xml/virtio-mem-counts-requested", test_xml_virtio_mem);
 	g_test_add_func("/capacity/xml/hugepages-guest-has-a-shape", test_xml_hugepages_shape);
 	g_test_add_func("/capacity/live/fake-tree", test_live_tree);
 	g_test_add_func("/capacity/live/memtotal-fallback", test_live_fallback);
