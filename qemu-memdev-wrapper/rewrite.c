@@ -295,25 +295,23 @@ static char *device_prealloc(const char *val, GPtrArray *backend_ids, GError **e
 {
 	g_auto(OptVal) v = { 0 };
 	const char *driver, *memdev;
-	JsonObject *o;
 
 	if (!optval_parse(&v, val, error))
 		return NULL;
 	driver = optval_get(&v, "driver", TRUE);
 	memdev = optval_get(&v, "memdev", FALSE);
-	o = v.o;
 	if (!driver || strcmp(driver, "virtio-mem-pci") || !memdev ||
 	    !g_ptr_array_find_with_equal_func(backend_ids, memdev, g_str_equal, NULL))
 		return g_strdup(val);
-	if (o) {
+	if (v.o) {
 		g_autoptr(JsonObject) out = json_object_new();
 		g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
 		g_autoptr(JsonGenerator) gen = json_generator_new();
-		g_autoptr(GList) members = json_object_get_members(o);
+		g_autoptr(GList) members = json_object_get_members(v.o);
 
 		for (GList *l = members; l; l = l->next)
 			json_object_set_member(out, l->data,
-					       json_node_copy(json_object_get_member(o, l->data)));
+					       json_node_copy(json_object_get_member(v.o, l->data)));
 		json_object_set_boolean_member(out, "prealloc", TRUE);
 		json_node_set_object(root, out);
 		json_generator_set_root(gen, root);
@@ -398,8 +396,8 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 				return FALSE;
 			if (is_memory_backend(optval_get(&v, "qom-type", TRUE)))
 				g_array_append_val(found, i);
-		} else if (!strcmp(name, "device")) {
-			g_array_append_val(devices, i);
+		} else if (!strcmp(name, "device") && strstr(val, "virtio-mem-pci")) {
+			g_array_append_val(devices, i); /* other devices are not even parsed */
 		}
 	}
 	if (found->len == 0)
