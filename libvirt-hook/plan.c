@@ -458,8 +458,8 @@ static gboolean parse_virtio_mem(Xml *x, xmlNodePtr n, Dimm *d, GError **error)
 	return TRUE;
 }
 
-static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_kib,
-			    gboolean shape_only, GError **error)
+static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_only,
+			    GError **error)
 {
 	g_autoptr(GPtrArray) mems = xp_nodes(x, NULL, "./devices/memory");
 	xmlNodePtr maxmem = xp_node(x, NULL, "./maxMemory");
@@ -467,7 +467,6 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 	guint64 slots = 0, nvirtio = 0;
 	g_autofree gboolean *used = NULL;
 
-	*total_kib = 0;
 	if (!mems->len)
 		return TRUE;
 	if (!maxmem || !parse_uint(slots_s, 4096, &slots)) {
@@ -547,7 +546,6 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, guint64 *total_
 		}
 		if (alias && g_str_has_prefix(alias, "ua-"))
 			d.user_alias = g_steal_pointer(&alias);
-		*total_kib += d.kib;
 		g_array_append_val(dimms, d);
 	}
 	/* qemuDomainAssignMemorySlots(): the lowest free slot, in document order */
@@ -602,7 +600,6 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 	g_autofree Tune *cells = NULL;
 	g_autofree guint64 *cell_kib = NULL;
 	guint ncells = cellnodes->len;
-	guint64 dimm_kib;
 	Tune global;
 
 	g_array_set_clear_func(dimms, dimm_clear);
@@ -623,7 +620,7 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 		return FALSE;
 	}
 	if (!parse_numatune(x, ncells, &global, &cells, error) ||
-	    !parse_dimms(x, dimms, ncells, &dimm_kib, shape_only, error))
+	    !parse_dimms(x, dimms, ncells, shape_only, error))
 		return FALSE;
 
 	if (ncells) {

@@ -488,17 +488,25 @@ static cap_shape *xml_shape(const cap_host *h, const char *xml, GError **err)
 	return cap_shape_from_xml(h, xml, strlen(xml), "test.xml", err);
 }
 
+/* a shape the XML must give: no error, not NULL */
+static cap_shape *xml_shape_ok(const cap_host *h, const char *xml)
+{
+	g_autoptr(GError) err = NULL;
+	cap_shape *s = xml_shape(h, xml, &err);
+
+	g_assert_no_error(err);
+	g_assert_nonnull(s);
+	return s;
+}
+
 static void test_xml_numa(void)
 {
 	cap_host h;
-	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 	cap_fit_result r;
 
 	std_host(&h);
-	s = xml_shape(&h, numa_xml, &err);
-	g_assert_no_error(err);
-	g_assert_nonnull(s);
+	s = xml_shape_ok(&h, numa_xml);
 	if (!s)
 		return;
 	g_assert_cmpstr(s->name, ==, "vm-numa");
@@ -526,13 +534,10 @@ static void test_xml_virtio_mem(void)
 		"<memory model='virtio-mem'><target><size unit='GiB'>8</size><node>0</node>"
 		"<block unit='MiB'>2</block></target></memory></devices></domain>";
 	cap_host h;
-	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 
 	std_host(&h);
-	s = xml_shape(&h, xml, &err);
-	g_assert_no_error(err);
-	g_assert_nonnull(s);
+	s = xml_shape_ok(&h, xml);
 	if (!s)
 		return;
 	g_assert_cmpint(s->ncells, ==, 1);
@@ -544,14 +549,11 @@ static void test_xml_virtio_mem(void)
 static void test_xml_total(void)
 {
 	cap_host h;
-	g_autoptr(GError) err = NULL;
 	cap_shape *s;
 
 	std_host(&h);
-	s = xml_shape(&h, "<domain><name>flat</name><memory>8388608</memory>"
-			  "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>", &err);
-	g_assert_no_error(err);
-	g_assert_nonnull(s);
+	s = xml_shape_ok(&h, "<domain><name>flat</name><memory>8388608</memory>"
+			     "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
 	if (!s)
 		return;
 	g_assert_cmpint(s->ncells, ==, 1);
@@ -561,9 +563,7 @@ static void test_xml_total(void)
 	cap_shape_free(s);
 
 	/* decimal GB, aligned up to 1 MiB like libvirt: 4e9 -> 3815 MiB */
-	s = xml_shape(&h, "<domain><memory unit='GB'>4</memory></domain>", &err);
-	g_assert_no_error(err);
-	g_assert_nonnull(s);
+	s = xml_shape_ok(&h, "<domain><memory unit='GB'>4</memory></domain>");
 	if (s)
 		g_assert_cmpuint(s->cell[0].bytes, ==, M(3815));
 	cap_shape_free(s);
@@ -716,13 +716,10 @@ static void test_xml_hugepages_shape(void)
 		"<devices><memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source>"
 		"<target><size unit='GiB'>1</size><node>1</node></target></memory></devices></domain>";
 	cap_host h;
-	g_autoptr(GError) err = NULL;
 	g_autoptr(cap_shape) s = NULL;
 
 	std_host(&h);
-	s = xml_shape(&h, xml, &err);
-	g_assert_no_error(err);
-	g_assert_nonnull(s);
+	s = xml_shape_ok(&h, xml);
 	if (!s)
 		return;
 	g_assert_cmpint(s->ncells, ==, 2);
