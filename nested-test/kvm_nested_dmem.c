@@ -47,7 +47,10 @@
  * after it let the vCPU thread run, that the victim's pages stay zero; a
  * third thread keeps the CPUs busy so that the vCPU thread is preempted
  * inside KVM, map held.  A write of KVM's into a dpage it no longer owns
- * shows up in the victim: "race: ... leaks N" with N > 0, exit 1.
+ * shows up in the victim: "race: ... leaks N" with N > 0, exit 1.  The
+ * vCPU builds each VMCB in slot 0 and publishes it into the dpage in an
+ * order that no punch can tear into a VMCB VMRUN accepts (publish_vmcb()),
+ * and a vCPU that does not stop within 60 s of the end is a FAIL line.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -60,6 +63,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +96,36 @@ static void l2_guest_code(void)
 	__asm__ __volatile__("vmmcall");
 }
 
+/*
+ * --race: the VMCB the vCPU builds for the nested guest, in slot 0.
+ *
+ * A punch between two of the guest's stores into the dmem VMCB leaves a
+ * fresh zeroed dpage holding only the stores after it.  Such a torn VMCB
+ * may still pass VMRUN's checks: generic_svm_setup() stores the segments
+ * before EFER, the ASID and the intercepts, so losing only the segments
+ * runs the nested guest with a null CS, in 16-bit code, where it may halt
+ * or loop for good without an intercept, and the test hangs.  So the vCPU
+ * builds the VMCB here and publishes it with publish_vmcb().
+ */
+static struct svm_test_data *race_tmpl;
+
+/*
+ * Copy the VMCB forward, 8 bytes a store, so that a torn copy holds the
+ * stores from some offset on.  From offset 24 on it lacks the VMRUN
+ * intercept (bit 32 of the intercept word at offset 12: byte 16) and VMRUN
+ * refuses it (VMEXIT_INVALID); from 8 or 16 on it lacks only bytes that
+ * generic_svm_setup() leaves zero.  Either way no torn VMCB runs.
+ */
+static void publish_vmcb(void *dst, const void *src)
+{
+	volatile uint64_t *d = dst;
+	const uint64_t *s = src;
+	size_t i;
+
+	for (i = 0; i < sizeof(struct vmcb) / 8; i++)
+		d[i] = s[i];
+}
+
 static void l1_guest_code(struct svm_test_data *svm, uint64_t runs,
 			  uint64_t stop_gva)
 {
@@ -109,8 +143,9 @@ static void l1_guest_code(struct svm_test_data *svm, uint64_t runs,
 	if (stop) {
 		GUEST_SYNC(0);
 		while (!*stop) {
-			generic_svm_setup(svm, l2_guest_code,
+			generic_svm_setup(race_tmpl, l2_guest_code,
 					  (void *)(GVA(PG_STACK) + 4096 - 8));
+			publish_vmcb(svm->vmcb, race_tmpl->vmcb);
 			run_guest(svm->vmcb, svm->vmcb_gpa);
 		}
 		GUEST_DONE();
@@ -353,6 +388,7 @@ static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
 {
 	struct race r = { .vm_fd = fd, .dpage = dpage };
 	pthread_t t[4];
+	struct timespec ts;
 	time_t end;
 	int i;
 
@@ -376,7 +412,14 @@ static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
 	for (i = 1; i < 4; i++)
 		pthread_join(t[i], NULL);
 	*(volatile uint64_t *)addr_gva2hva(vm, stop_gva) = 1;
-	pthread_join(t[0], NULL);
+	/* a reason, not the runner's timeout, if the vCPU never gets there */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 60;
+	if (pthread_timedjoin_np(t[0], NULL, &ts)) {
+		printf("race: FAIL: the vCPU ran on 60 s after the stop (%ld rounds, leaks %ld): the nested guest hangs\n",
+		       r.rounds, r.leaks);
+		exit(1);	/* the files are unlinked: nothing stays behind */
+	}
 	close(r.dir_fd);
 	printf("race: %d s, %ld rounds of punch + victim allocation, victim pages written by KVM (leaks) %ld\n",
 	       seconds, r.rounds, r.leaks);
@@ -467,10 +510,21 @@ int main(int argc, char *argv[])
 		return rc;
 	}
 	if (race_secs) {
+		struct svm_test_data *tmpl;
+		vm_vaddr_t tmpl_gva;
 		int rc;
 
 		stop_gva = vm_vaddr_alloc_page(vm);
 		*(uint64_t *)addr_gva2hva(vm, stop_gva) = 0;
+		/* the template: svm's pages but a VMCB of its own, in slot 0 */
+		tmpl_gva = vm_vaddr_alloc_page(vm);
+		tmpl = addr_gva2hva(vm, tmpl_gva);
+		*tmpl = *svm;
+		tmpl->vmcb = (void *)vm_vaddr_alloc_page(vm);
+		tmpl->vmcb_hva = addr_gva2hva(vm, (vm_vaddr_t)tmpl->vmcb);
+		tmpl->vmcb_gpa = addr_gva2gpa(vm, (vm_vaddr_t)tmpl->vmcb);
+		race_tmpl = (void *)tmpl_gva;
+		sync_global_to_guest(vm, race_tmpl);
 		vcpu_args_set(vcpu, 3, svm_gva, runs, stop_gva);
 		rc = race(argv[1], fd, dpage, vm, vcpu, stop_gva, race_secs);
 		kvm_vm_free(vm);
