@@ -35,10 +35,10 @@ static guint node_index(const GArray *stats, guint node)
 	return G_MAXUINT;
 }
 
-static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_pages,
-		      guint64 pagesize)
+/* @free: bytes free per node; each node gives whole dpages of the backend's size */
+static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free)
 {
-	guint64 pages = b->admit / pagesize;
+	guint64 ps = b->pagesize, pages = b->admit / ps;
 	const DmemNodeset *ns = &b->policy.nodes;
 
 	if (b->has_nodes && b->policy.mode == DMEM_POLICY_INTERLEAVE) {
@@ -51,9 +51,9 @@ static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_p
 			if (!dmem_nodeset_has(ns, node))
 				continue;
 			i = node_index(stats, node);
-			if (i == G_MAXUINT || free_pages[i] < per)
+			if (i == G_MAXUINT || free[i] / ps < per)
 				return FALSE;
-			free_pages[i] -= per;
+			free[i] -= per * ps;
 		}
 		return TRUE;
 	}
@@ -61,9 +61,9 @@ static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_p
 		guint i = node_index(stats, (guint)dmem_nodeset_first(ns));
 
 		if (i != G_MAXUINT) {
-			guint64 take = MIN(pages, free_pages[i]);
+			guint64 take = MIN(pages, free[i] / ps);
 
-			free_pages[i] -= take;
+			free[i] -= take * ps;
 			pages -= take;
 		}
 	}
@@ -73,8 +73,8 @@ static gboolean place(const PlanBackend *b, const GArray *stats, guint64 *free_p
 		if (b->has_nodes && b->policy.mode == DMEM_POLICY_BIND &&
 		    !dmem_nodeset_has(ns, g_array_index(stats, DmemNodeStat, i).node))
 			continue;
-		take = MIN(pages, free_pages[i]);
-		free_pages[i] -= take;
+		take = MIN(pages, free[i] / ps);
+		free[i] -= take * ps;
 		pages -= take;
 	}
 	return pages == 0;
@@ -155,11 +155,11 @@ static char *describe(const DomainPlan *plan, const GArray *stats)
 
 gboolean plan_admit(const DomainPlan *plan, const GArray *stats, GError **error)
 {
-	g_autofree guint64 *free_pages = g_new0(guint64, stats->len + 1);
+	g_autofree guint64 *free = g_new0(guint64, stats->len + 1);
 	g_autoptr(GArray) items = g_array_new(FALSE, FALSE, sizeof(Item));
 
 	for (guint i = 0; i < stats->len; i++)
-		free_pages[i] = g_array_index(stats, DmemNodeStat, i).free_bytes / plan->pagesize;
+		free[i] = g_array_index(stats, DmemNodeStat, i).free_bytes;
 	for (guint i = 0; i < plan->backends->len; i++) {
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
 		Item it = { b, b->has_nodes && b->policy.mode != DMEM_POLICY_PREFERRED
@@ -170,7 +170,7 @@ gboolean plan_admit(const DomainPlan *plan, const GArray *stats, GError **error)
 	}
 	g_array_sort(items, cmp_item); /* stable: glib uses a merge sort */
 	for (guint i = 0; i < items->len; i++) {
-		if (!place(g_array_index(items, Item, i).b, stats, free_pages, plan->pagesize)) {
+		if (!place(g_array_index(items, Item, i).b, stats, free)) {
 			g_autofree char *msg = describe(plan, stats);
 
 			g_set_error_literal(error, DMEM_ERROR, DMEM_ERROR_NO_SPACE, msg);

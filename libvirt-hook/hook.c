@@ -40,7 +40,6 @@ gboolean hook_release(const HookEnv *env, const char *uuid, GError **error)
 /* One backend's file, created and preallocated by a thread of its own. */
 typedef struct {
 	const HookEnv *env;
-	const DomainPlan *plan;
 	const PlanBackend *b;
 	int dfd;
 	gboolean ok;
@@ -53,10 +52,17 @@ static gpointer create_job(gpointer data)
 
 	/* virtio-mem: QEMU allocates the blocks it plugs, the file stays sparse */
 	j->ok = dmem_create_file(j->dfd, j->b->id, j->b->size, !j->b->virtio_mem,
-				 j->plan->pagesize, &j->b->policy, j->env->uid, j->env->gid,
+				 j->b->pagesize, &j->b->policy, j->env->uid, j->env->gid,
 				 j->env->ops, &j->error);
 	return NULL;
 }
+
+/* The mount of one page size that a domain uses, and its <uuid> directory. */
+typedef struct {
+	const char *path;
+	int mfd, dfd;
+	gboolean created;
+} DomMount;
 
 /*
  * Create every backend's file, all at once: each thread allocates under
@@ -65,7 +71,7 @@ static gpointer create_job(gpointer data)
  * The first failure in backend order is the error; the caller removes
  * whatever was created.
  */
-static gboolean create_files(const HookEnv *env, const DomainPlan *plan, int dfd,
+static gboolean create_files(const HookEnv *env, const DomainPlan *plan, const DomMount *m,
 			     GError **error)
 {
 	guint n = plan->backends->len;
@@ -74,8 +80,10 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, int dfd
 	gboolean ok = TRUE;
 
 	for (guint i = 0; i < n; i++) {
-		jobs[i] = (CreateJob){ .env = env, .plan = plan, .dfd = dfd,
-				       .b = g_ptr_array_index(plan->backends, i) };
+		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
+
+		jobs[i] = (CreateJob){ .env = env, .b = b,
+				       .dfd = m[dmem_pagesize_index(b->pagesize)].dfd };
 		/* no thread to be had: do it here, it is only slower */
 		if (n > 1)
 			threads[i] = g_thread_try_new("dmem-prealloc", create_job, &jobs[i], NULL);
@@ -83,10 +91,14 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, int dfd
 			create_job(&jobs[i]);
 	}
 	for (guint i = 0; i < n; i++) {
+		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
+
 		if (threads[i])
 			g_thread_join(threads[i]);
 		if (!jobs[i].ok && ok) {
-			g_propagate_error(error, g_steal_pointer(&jobs[i].error));
+			g_set_error(error, DMEM_ERROR, jobs[i].error->code, "%s/%s/%s",
+				    m[dmem_pagesize_index(b->pagesize)].path, plan->uuid,
+				    jobs[i].error->message);
 			ok = FALSE;
 		}
 		g_clear_error(&jobs[i].error);
@@ -94,73 +106,124 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, int dfd
 	return ok;
 }
 
+/* "2M /run/dmemfs/2M, 4K /run/dmemfs/4K": the page sizes served here */
+static char *mounted_sizes(const HookEnv *env)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
+			const char *p = g_ptr_array_index(env->cfg->mounts[i], j);
+			int fd = open_dir(p);
+
+			if (fd >= 0 && env->ops->check_fs(fd, dmem_pagesizes[i], NULL))
+				g_string_append_printf(s, "%s%s %s", s->len ? ", " : "",
+						       dmem_pagesize_name(dmem_pagesizes[i]), p);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/*
+ * Open the mount of every page size the plan uses: the domain's own (its
+ * metadata may name which) and those of backends with a page size of
+ * their own, each checked to be a dmemfs of that size.
+ */
+static gboolean open_mounts(const HookEnv *env, const DomainPlan *plan, DomMount *m,
+			    GError **error)
+{
+	for (guint k = 0; k < plan->backends->len; k++) {
+		const PlanBackend *b = g_ptr_array_index(plan->backends, k);
+		int i = dmem_pagesize_index(b->pagesize);
+		g_autoptr(GError) e = NULL;
+		g_autofree char *have = NULL;
+
+		if (m[i].mfd >= 0)
+			continue;
+		m[i].path = dmem_config_mount(env->cfg, b->pagesize,
+					      b->pagesize == plan->pagesize ? plan->mount : NULL,
+					      &e);
+		if (m[i].path && (m[i].mfd = open_dir(m[i].path)) < 0)
+			g_set_error_literal(&e, DMEM_ERROR, DMEM_ERROR_FAILED, g_strerror(errno));
+		if (m[i].mfd >= 0 && env->ops->check_fs(m[i].mfd, b->pagesize, &e))
+			continue;
+		have = mounted_sizes(env);
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "%s: page size %s: %s%s%s (dmemfs mounted here: %s)", b->id,
+			    dmem_pagesize_name(b->pagesize), m[i].path ? m[i].path : "",
+			    m[i].path ? ": " : "", e->message,
+			    *have ? have : "none");
+		return FALSE;
+	}
+	return TRUE;
+}
+
 gboolean hook_prepare(const HookEnv *env, const DomainPlan *plan, GError **error)
 {
 	g_autoptr(GArray) stats = NULL;
-	g_autoptr(GError) e = NULL;
-	const char *mount;
-	int mfd = -1, dfd = -1;
-	gboolean created = FALSE;
+	DomMount m[DMEM_N_PAGESIZES];
+	gboolean ok = FALSE;
 
-	mount = dmem_config_mount(env->cfg, plan->pagesize, plan->mount, error);
-	if (!mount)
-		return FALSE;
-	mfd = open_dir(mount);
-	if (mfd < 0) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", mount, g_strerror(errno));
-		return FALSE;
-	}
-	if (!env->ops->check_fs(mfd, plan->pagesize, &e)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", mount, e->message);
-		goto fail;
-	}
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++)
+		m[i] = (DomMount){ .mfd = -1, .dfd = -1 };
+	if (!open_mounts(env, plan, m, error))
+		goto out;
 	/* leftovers of a crash before release: give their dpages back first */
 	if (!hook_release(env, plan->uuid, error))
-		goto fail;
+		goto out;
 	stats = dmem_stats_read(env->cfg->sysfs_root, error);
 	if (!stats || !plan_admit(plan, stats, error))
-		goto fail;
-	if (mkdirat(mfd, plan->uuid, 0700) < 0) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "mkdir %s/%s: %s", mount,
-			    plan->uuid, g_strerror(errno));
-		goto fail;
+		goto out;
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		if (m[i].mfd < 0)
+			continue;
+		if (mkdirat(m[i].mfd, plan->uuid, 0700) < 0) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "mkdir %s/%s: %s",
+				    m[i].path, plan->uuid, g_strerror(errno));
+			goto out;
+		}
+		m[i].created = TRUE;
+		m[i].dfd = openat(m[i].mfd, plan->uuid,
+				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* root-owned, qemu group may only traverse: QEMU cannot add files */
+		if (m[i].dfd < 0 || fchown(m[i].dfd, (uid_t)-1, env->gid) < 0 ||
+		    fchmod(m[i].dfd, 0710) < 0) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s/%s: %s", m[i].path,
+				    plan->uuid, g_strerror(errno));
+			goto out;
+		}
 	}
-	created = TRUE;
-	dfd = openat(mfd, plan->uuid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* root-owned, qemu group may only traverse: QEMU cannot add files */
-	if (dfd < 0 || fchown(dfd, (uid_t)-1, env->gid) < 0 || fchmod(dfd, 0710) < 0) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s/%s: %s", mount, plan->uuid,
-			    g_strerror(errno));
-		goto fail;
+	ok = create_files(env, plan, m, error);
+out:
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		if (m[i].dfd >= 0)
+			close(m[i].dfd);
+		if (!ok && m[i].created)
+			dmem_remove_domain_dir(m[i].mfd, plan->uuid, NULL);
+		if (m[i].mfd >= 0)
+			close(m[i].mfd);
 	}
-	if (!create_files(env, plan, dfd, &e)) {
-		g_set_error(error, DMEM_ERROR, e->code, "%s/%s/%s", mount, plan->uuid, e->message);
-		goto fail;
-	}
-	close(dfd);
-	close(mfd);
-	return TRUE;
-fail:
-	if (dfd >= 0)
-		close(dfd);
-	if (created)
-		dmem_remove_domain_dir(mfd, plan->uuid, NULL);
-	close(mfd);
-	return FALSE;
+	return ok;
 }
 
 gboolean hook_reconnect(const HookEnv *env, const DomainPlan *plan, GError **error)
 {
 	g_autoptr(GString) missing = g_string_new(NULL);
-	const char *mount = dmem_config_mount(env->cfg, plan->pagesize, plan->mount, error);
 
-	if (!mount)
-		return FALSE;
 	for (guint i = 0; i < plan->backends->len; i++) {
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
-		g_autofree char *p = g_build_filename(mount, plan->uuid, b->id, NULL);
+		const char *mount = dmem_config_mount(env->cfg, b->pagesize,
+						      b->pagesize == plan->pagesize ? plan->mount
+										    : NULL,
+						      error);
+		g_autofree char *p = NULL;
 		struct stat st;
 
+		if (!mount)
+			return FALSE;
+		p = g_build_filename(mount, plan->uuid, b->id, NULL);
 		if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode) || (guint64)st.st_size < b->size)
 			g_string_append_printf(missing, "%s%s", missing->len ? ", " : "", p);
 	}

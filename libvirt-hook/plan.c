@@ -222,9 +222,25 @@ static gboolean elem_kib(Xml *x, xmlNodePtr n, const char *attr, guint64 *kib, G
 	return plan_parse_kib(v, u, kib, error);
 }
 
+/* a page size in KiB (@attr, or the element's text) that dmemfs has */
+static gboolean page_bytes(xmlNodePtr n, const char *attr, const char *what, guint64 *bytes,
+			   GError **error)
+{
+	guint64 kib;
+
+	if (!elem_kib(NULL, n, attr, &kib, error))
+		return FALSE;
+	if (kib > G_MAXUINT64 / 1024 || dmem_pagesize_index(kib * 1024) < 0) {
+		fail(error, DMEM_ERROR_UNSUPPORTED,
+		     "%s %" G_GUINT64_FORMAT " KiB: dmemfs pages are 4K, 2M or 1G", what, kib);
+		return FALSE;
+	}
+	*bytes = kib * 1024;
+	return TRUE;
+}
+
 /* libvirt alignment then dmemfs page rounding */
-static gboolean backend_sizes(PlanBackend *b, guint64 kib, guint64 align_kib, guint64 pagesize,
-			      GError **error)
+static gboolean backend_sizes(PlanBackend *b, guint64 kib, guint64 align_kib, GError **error)
 {
 	guint64 aligned;
 
@@ -237,7 +253,8 @@ static gboolean backend_sizes(PlanBackend *b, guint64 kib, guint64 align_kib, gu
 		return FALSE;
 	}
 	b->libvirt_size = aligned * 1024;
-	if (!dmem_round_up(b->libvirt_size, pagesize, &b->size) || b->size > (guint64)G_MAXINT64) {
+	if (!dmem_round_up(b->libvirt_size, b->pagesize, &b->size) ||
+	    b->size > (guint64)G_MAXINT64) {
 		fail(error, DMEM_ERROR_FAILED, "%s: memory size too large for a dmemfs file", b->id);
 		return FALSE;
 	}
@@ -418,6 +435,7 @@ typedef struct {
 	gboolean virtio_mem;
 	guint64 block_kib;     /* virtio-mem */
 	guint64 requested_kib; /* virtio-mem */
+	guint64 pagesize;      /* <source><pagesize>, bytes; 0: none */
 } Dimm;
 
 static void dimm_clear(gpointer p)
@@ -504,11 +522,10 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_
 			return FALSE;
 		}
 		d.virtio_mem = !strcmp(model, "virtio-mem");
-		if (!shape_only && xp_node(x, n, "./source/pagesize")) {
-			fail(error, DMEM_ERROR_UNSUPPORTED,
-			     "hugepages are not supported with dmemfs (dimm source pagesize)");
+		if (!shape_only && xp_node(x, n, "./source/pagesize") &&
+		    !page_bytes(xp_node(x, n, "./source/pagesize"), NULL,
+				"memory device <source><pagesize>", &d.pagesize, error))
 			return FALSE;
-		}
 		if (!size) {
 			fail(error, DMEM_ERROR_FAILED, "memory device without <target><size>");
 			return FALSE;
@@ -571,9 +588,11 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_
  * QEMU plugs and unplugs whole blocks; a block smaller than a dpage would
  * have it punch part of one, which dmemfs refuses.
  */
-static gboolean virtio_mem_sizes(PlanBackend *b, const Dimm *d, guint64 pagesize,
-				 gboolean shape_only, GError **error)
+static gboolean virtio_mem_sizes(PlanBackend *b, const Dimm *d, gboolean shape_only,
+				 GError **error)
 {
+	guint64 pagesize = b->pagesize;
+
 	b->virtio_mem = TRUE;
 	b->block = d->block_kib * 1024;
 	b->admit = d->requested_kib * 1024;
@@ -591,6 +610,55 @@ static gboolean virtio_mem_sizes(PlanBackend *b, const Dimm *d, guint64 pagesize
 	return TRUE;
 }
 
+/*
+ * <memoryBacking><hugepages>: the page size of each guest cell (cell 0 for
+ * a domain without NUMA), picked as libvirt 9.0 picks it: the <page> whose
+ * nodeset holds the cell, else the <page> without a nodeset, else none.
+ * <hugepages/> alone is the host's default huge page, 2M on x86.  Cells
+ * without a huge page keep @def, the domain's page size; for a shape
+ * only, every cell does.
+ */
+static gboolean parse_hugepages(Xml *x, guint ncells, guint64 def, gboolean shape_only,
+				guint64 *cell_ps, GError **error)
+{
+	xmlNodePtr hp = shape_only ? NULL : xp_node(x, NULL, "./memoryBacking/hugepages");
+	g_autoptr(GPtrArray) pages = hp ? xp_nodes(x, hp, "./page") : NULL;
+	guint64 all = pages && pages->len == 0 ? 2 * 1024 * 1024 : 0;
+
+	for (guint i = 0; pages && i < pages->len; i++) {
+		xmlNodePtr p = g_ptr_array_index(pages, i);
+		g_autofree char *set_s = prop(p, "nodeset");
+		g_autoptr(GError) e = NULL;
+		DmemNodeset set;
+		guint64 ps;
+
+		if (!page_bytes(p, "size", "<hugepages><page> size", &ps, error))
+			return FALSE;
+		if (!set_s) {
+			all = ps;
+			continue;
+		}
+		if (!dmem_nodeset_parse(set_s, &set, &e)) {
+			fail(error, DMEM_ERROR_FAILED, "<hugepages><page> nodeset: %s", e->message);
+			return FALSE;
+		}
+		for (guint c = 0; c < DMEM_MAX_NODES; c++) {
+			if (!dmem_nodeset_has(&set, c))
+				continue;
+			if (c >= ncells) {
+				fail(error, DMEM_ERROR_FAILED,
+				     "<hugepages><page> nodeset: %u is not a guest NUMA cell", c);
+				return FALSE;
+			}
+			cell_ps[c] = ps;
+		}
+	}
+	for (guint c = 0; c < ncells; c++)
+		if (!cell_ps[c])
+			cell_ps[c] = all ? all : def;
+	return TRUE;
+}
+
 static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **error)
 {
 	g_autoptr(GPtrArray) cellnodes = xp_nodes(x, NULL, "./cpu/numa/cell");
@@ -599,19 +667,18 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 	g_autofree char *srctype = prop(xp_node(x, NULL, "./memoryBacking/source"), "type");
 	g_autofree Tune *cells = NULL;
 	g_autofree guint64 *cell_kib = NULL;
+	g_autofree guint64 *cell_ps = NULL; /* each cell's page size */
 	guint ncells = cellnodes->len;
 	Tune global;
 
 	g_array_set_clear_func(dimms, dimm_clear);
-	if (!shape_only && xp_node(x, NULL, "./memoryBacking/hugepages")) {
-		fail(error, DMEM_ERROR_UNSUPPORTED,
-		     "<hugepages> is not supported with dmemfs: use <source type='file'/>");
-		return FALSE;
-	}
 	if (ncells > 256) {
 		fail(error, DMEM_ERROR_FAILED, "too many guest NUMA cells (%u)", ncells);
 		return FALSE;
 	}
+	cell_ps = g_new0(guint64, MAX(ncells, 1));
+	if (!parse_hugepages(x, MAX(ncells, 1), plan->pagesize, shape_only, cell_ps, error))
+		return FALSE;
 	if (!shape_only && ncells && machine_legacy_numa(machine) &&
 	    !(srctype && (!strcmp(srctype, "file") || !strcmp(srctype, "memfd")))) {
 		fail(error, DMEM_ERROR_UNSUPPORTED,
@@ -655,7 +722,8 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 		for (guint i = 0; i < ncells; i++) {
 			PlanBackend *b = add_backend(plan, g_strdup_printf("ram-node%u", i), (int)i);
 
-			if (!backend_sizes(b, cell_kib[i], CELL_ALIGN_KIB, plan->pagesize, error))
+			b->pagesize = cell_ps[i];
+			if (!backend_sizes(b, cell_kib[i], CELL_ALIGN_KIB, error))
 				return FALSE;
 			apply_policy(b, &global, cells, ncells, (int)i, NULL);
 		}
@@ -671,8 +739,9 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 		if (!elem_kib(x, m, NULL, &kib, error))
 			return FALSE;
 		b = add_backend(plan, g_strdup("pc.ram"), -1);
+		b->pagesize = cell_ps[0];
 		/* initial memory = total - memory devices (none without NUMA) */
-		if (!backend_sizes(b, kib, CELL_ALIGN_KIB, plan->pagesize, error))
+		if (!backend_sizes(b, kib, CELL_ALIGN_KIB, error))
 			return FALSE;
 		apply_policy(b, &global, cells, 0, -1, NULL);
 	}
@@ -687,9 +756,12 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 			fail(error, DMEM_ERROR_FAILED, "memory device alias '%s' is not usable", id);
 			return FALSE;
 		}
-		if (!backend_sizes(b, d->kib, DIMM_ALIGN_KIB, plan->pagesize, error))
+		/* libvirt: its own page size, else its cell's <hugepages> */
+		b->pagesize = d->pagesize ? d->pagesize
+			      : d->target >= 0 ? cell_ps[d->target] : plan->pagesize;
+		if (!backend_sizes(b, d->kib, DIMM_ALIGN_KIB, error))
 			return FALSE;
-		if (d->virtio_mem && !virtio_mem_sizes(b, d, plan->pagesize, shape_only, error))
+		if (d->virtio_mem && !virtio_mem_sizes(b, d, shape_only, error))
 			return FALSE;
 		apply_policy(b, &global, cells, ncells, d->target,
 			     d->has_source_nodes ? &d->source_nodes : NULL);
@@ -793,6 +865,11 @@ char *plan_to_json(const DomainPlan *plan)
 		}
 		json_builder_set_member_name(jb, "size");
 		json_builder_add_int_value(jb, (gint64)b->size);
+		/* its own page size, from <hugepages> or <source><pagesize> */
+		if (b->pagesize != plan->pagesize) {
+			json_builder_set_member_name(jb, "pagesize");
+			json_builder_add_int_value(jb, (gint64)b->pagesize);
+		}
 		if (b->virtio_mem) {
 			json_builder_set_member_name(jb, "model");
 			json_builder_add_string_value(jb, "virtio-mem");

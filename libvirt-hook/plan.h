@@ -9,6 +9,8 @@ typedef struct {
 	char *id;              /* QEMU backend id: ram-nodeN, pc.ram, memdimmN */
 	int cell;              /* guest NUMA cell, -1 for none */
 	guint64 libvirt_size;  /* bytes libvirt 9.0 passes as size= */
+	guint64 pagesize;      /* dpage size: the domain's, or its own <hugepages> or
+				* <source><pagesize> */
 	guint64 size;          /* file size: libvirt_size rounded up to the page size */
 	gboolean has_nodes;    /* a numatune nodeset applies to this backend */
 	DmemPolicy policy;     /* where the hook binds the file (restrictive -> bind) */
@@ -23,7 +25,7 @@ typedef struct {
 	char *uuid;            /* canonical, lowercase */
 	char *name;
 	gboolean opted_in;     /* has our <metadata> element */
-	guint64 pagesize;      /* 0 until known */
+	guint64 pagesize;      /* 0 until known; backends may have their own */
 	char *mount;           /* metadata mount=, or NULL */
 	GPtrArray *backends;   /* PlanBackend */
 } DomainPlan;

@@ -21,13 +21,14 @@ typedef struct {
 	gboolean dry_run;
 } Ctx;
 
-/* dry run: no prepared directory is fine, use the default page size's mount */
-static gboolean resolve(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+/* dry run: no prepared file is fine, use the default page size's mount */
+static gboolean resolve(const char *uuid, const char *id, gpointer data, WrapTarget *out,
+			GError **error)
 {
 	Ctx *c = data;
 	int i;
 
-	if (wrap_resolve_config(uuid, (gpointer)c->cfg, out, c->dry_run ? NULL : error))
+	if (wrap_resolve_config(uuid, id, (gpointer)c->cfg, out, c->dry_run ? NULL : error))
 		return TRUE;
 	if (!c->dry_run)
 		return FALSE;
@@ -37,7 +38,7 @@ static gboolean resolve(const char *uuid, gpointer data, WrapTarget *out, GError
 			    dmem_pagesize_name(c->cfg->default_pagesize));
 		return FALSE;
 	}
-	out->domain_dir = g_build_filename(g_ptr_array_index(c->cfg->mounts[i], 0), uuid, NULL);
+	out->path = g_build_filename(g_ptr_array_index(c->cfg->mounts[i], 0), uuid, id, NULL);
 	out->pagesize = c->cfg->default_pagesize;
 	return TRUE;
 }

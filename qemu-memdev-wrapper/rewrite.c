@@ -353,7 +353,6 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	g_autoptr(GArray) devices = g_array_new(FALSE, TRUE, sizeof(int));
 	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *uuid = NULL;
-	WrapTarget target = { 0 };
 	gboolean ok = FALSE;
 
 	memset(out, 0, sizeof(*out));
@@ -407,14 +406,12 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 			    "memory backends but no -uuid: cannot find the dmemfs files");
 		return FALSE;
 	}
-	if (!resolve(uuid, data, &target, error))
-		return FALSE;
 
 	/* pass 2: rewrite them in place */
 	for (guint k = 0; k < found->len; k++) {
 		int i = g_array_index(found, int, k);
 		g_auto(OptVal) v = { 0 };
-		g_autofree char *path = NULL;
+		WrapTarget target = { 0 };
 		const char *type, *id;
 		char *nv;
 
@@ -427,12 +424,13 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 				    "memory backend id '%s' is missing or unusable", id ? id : "");
 			goto out;
 		}
-		path = g_build_filename(target.domain_dir, id, NULL);
-		nv = v.o ? json_rewrite(v.o, type, path, target.pagesize)
-			 : kv_rewrite(v.kv, type, path, target.pagesize);
+		if (!resolve(uuid, id, data, &target, error))
+			goto out;
+		nv = v.o ? json_rewrite(v.o, type, target.path, target.pagesize)
+			 : kv_rewrite(v.kv, type, target.path, target.pagesize);
 		g_free(out->argv->pdata[i + 1]);
 		out->argv->pdata[i + 1] = nv;
-		g_ptr_array_add(out->files, g_steal_pointer(&path));
+		g_ptr_array_add(out->files, target.path);
 		g_ptr_array_add(ids, g_strdup(id));
 	}
 	for (guint k = 0; k < devices->len; k++) {
@@ -447,28 +445,36 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	out->rewritten = TRUE;
 	ok = TRUE;
 out:
-	g_free(target.domain_dir);
 	return ok;
 }
 
-gboolean wrap_resolve_config(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer data, WrapTarget *out,
+			     GError **error)
 {
 	const DmemConfig *cfg = data;
+	gboolean domain = FALSE;
 
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			g_autofree char *dir =
-				g_build_filename(g_ptr_array_index(cfg->mounts[i], j), uuid, NULL);
+			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *dir = g_build_filename(m, uuid, NULL);
+			g_autofree char *path = g_build_filename(dir, id, NULL);
 
-			if (g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-				out->domain_dir = g_steal_pointer(&dir);
+			if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+				out->path = g_steal_pointer(&path);
 				out->pagesize = dmem_pagesizes[i];
 				return TRUE;
 			}
+			domain = domain || g_file_test(dir, G_FILE_TEST_IS_DIR);
 		}
 	}
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-		    "no dmemfs files for domain %s in any configured mount (is the dmemfs "
-		    "metadata set and the hook installed?)", uuid);
+	if (domain)
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "no dmemfs file for backend %s of domain %s in any configured mount "
+			    "(did the hook plan this backend?)", id, uuid);
+	else
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "no dmemfs files for domain %s in any configured mount (is the dmemfs "
+			    "metadata set and the hook installed?)", uuid);
 	return FALSE;
 }

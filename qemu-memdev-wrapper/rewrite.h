@@ -6,13 +6,13 @@
 #include "dmemfs-host.h"
 
 typedef struct {
-	char *domain_dir; /* <mount>/<uuid> */
-	guint64 pagesize;
+	char *path;       /* <mount>/<uuid>/<id> */
+	guint64 pagesize; /* the mount's */
 } WrapTarget;
 
-/* find the hook's directory for a domain UUID */
-typedef gboolean (*WrapResolveFn)(const char *uuid, gpointer data, WrapTarget *out,
-				  GError **error);
+/* find the hook's file for backend @id of a domain UUID */
+typedef gboolean (*WrapResolveFn)(const char *uuid, const char *id, gpointer data,
+				  WrapTarget *out, GError **error);
 
 typedef struct {
 	GPtrArray *argv;    /* char *, NULL-terminated; [0] = the real QEMU */
@@ -30,7 +30,11 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 void wrap_result_clear(WrapResult *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
 
-/* the configured mounts: the first <mount>/<uuid> directory that exists */
-gboolean wrap_resolve_config(const char *uuid, gpointer cfg, WrapTarget *out, GError **error);
+/*
+ * The configured mounts: the first <mount>/<uuid>/<id> that exists.  A
+ * domain's backends may sit in mounts of different page sizes.
+ */
+gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer cfg, WrapTarget *out,
+			     GError **error);
 
 #endif

@@ -70,9 +70,12 @@ static void test_plan_vs_libvirt(gconstpointer data)
 		g_assert_cmpstr(b->id, ==, json_object_get_string_member(o, "id"));
 		g_assert_cmpuint(b->libvirt_size, ==,
 				 (guint64)json_object_get_int_member(o, "size"));
-		g_assert_cmpuint(b->size % p->pagesize, ==, 0);
+		g_assert_cmpuint(b->size % b->pagesize, ==, 0);
 		g_assert_cmpuint(b->size, >=, b->libvirt_size);
-		g_assert_cmpuint(b->size - b->libvirt_size, <, p->pagesize);
+		g_assert_cmpuint(b->size - b->libvirt_size, <, b->pagesize);
+		/* a page size of its own exactly where libvirt went to hugetlbfs */
+		g_assert_cmpint(g_str_has_prefix(json_object_get_string_member_with_default(o, "mem-path", ""),
+						 "/dev/hugepages"), ==, b->pagesize != p->pagesize);
 		/* host-nodes/policy equal libvirt's wherever libvirt passes them */
 		g_assert_cmpint(json_object_has_member(o, "host-nodes"), ==, b->libvirt_passes_policy);
 		if (b->libvirt_passes_policy) {
@@ -186,7 +189,10 @@ typedef struct {
 } Refusal;
 
 static const Refusal refusals[] = {
-	{ "bad-hugepages", "<hugepages> is not supported" },
+	{ "bad-hugepages", "<hugepages><page> size 16 KiB: dmemfs pages are 4K, 2M or 1G" },
+	{ "bad-hugepages-nodeset", "<hugepages><page> nodeset: 3 is not a guest NUMA cell" },
+	{ "bad-dimm-pagesize", "memory device <source><pagesize> 64 KiB: dmemfs pages are 4K, "
+			       "2M or 1G" },
 	{ "bad-placement-auto", "placement='auto' is not supported" },
 	{ "bad-huge-size", "too large" },
 	{ "bad-huge-cell", "overflowed after alignment" },
@@ -205,7 +211,6 @@ static const Refusal refusals[] = {
 	{ "bad-malformed", "malformed domain XML" },
 	{ "bad-entity", "DOCTYPE not allowed" },
 	{ "bad-no-uuid", "no valid <uuid>" },
-	{ "not-opted", "<hugepages> is not supported" }, /* --plan forces opt-in */
 };
 
 static void test_plan_refused(gconstpointer data)
@@ -225,10 +230,49 @@ static void test_plan_not_opted(void)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DomainPlan) p = plan_fixture("not-opted", 0, FALSE, &e);
 
-	/* hugepages would be refused, but the domain is not ours: no error */
+	/* not ours: no plan, whatever it asks for */
 	g_assert_no_error(e);
 	g_assert_false(p->opted_in);
 	g_assert_cmpuint(p->backends->len, ==, 0);
+}
+
+/*
+ * Page sizes per backend, as libvirt 9.0 picks them (hugepages.args): a
+ * cell's <hugepages><page nodeset>, a DIMM's own <source><pagesize>, else
+ * its cell's; the rest keep the domain's.  <hugepages/> alone is 2M.
+ */
+static void test_plan_hugepages(void)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DomainPlan) p = plan_fixture("hugepages", 0, FALSE, &e);
+	g_autoptr(DomainPlan) q = NULL;
+	g_autofree char *json = NULL;
+	static const struct {
+		const char *id;
+		guint64 pagesize, size;
+	} want[] = {
+		{ "ram-node0", GiB, GiB }, { "ram-node1", 2 * MiB, GiB },
+		{ "memdimm0", GiB, GiB }, { "memdimm1", GiB, GiB }, { "memdimm2", 2 * MiB, 512 * MiB },
+	};
+
+	g_assert_no_error(e);
+	g_assert_cmpuint(p->pagesize, ==, 2 * MiB);
+	g_assert_cmpuint(p->backends->len, ==, G_N_ELEMENTS(want));
+	for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+		g_assert_cmpstr(backend(p, i)->id, ==, want[i].id);
+		g_assert_cmpuint(backend(p, i)->pagesize, ==, want[i].pagesize);
+		g_assert_cmpuint(backend(p, i)->size, ==, want[i].size);
+	}
+	/* the JSON names a page size only where it is not the domain's */
+	json = plan_to_json(p);
+	g_assert_nonnull(strstr(json, "{\"id\":\"ram-node0\",\"cell\":0,\"size\":1073741824,"
+				      "\"pagesize\":1073741824}"));
+	g_assert_nonnull(strstr(json, "{\"id\":\"ram-node1\",\"cell\":1,\"size\":1073741824}"));
+	/* <hugepages/> alone: the default huge page, 2M, for a 1G domain */
+	q = plan_fixture("not-opted", GiB, TRUE, &e);
+	g_assert_no_error(e);
+	g_assert_cmpuint(backend(q, 0)->pagesize, ==, 2 * MiB);
+	g_assert_cmpuint(q->pagesize, ==, GiB);
 }
 
 static void test_plan_pagesize_source(void)
@@ -361,12 +405,16 @@ static gboolean fake_fs_ok = TRUE;
 static GMutex fake_lock;
 static GCond fake_cond;
 
+static guint64 fake_fs_unmounted; /* a page size whose mount is not a dmemfs */
+
 static gboolean fake_check(int dirfd, guint64 pagesize, GError **error)
 {
-	(void)dirfd; (void)pagesize;
-	if (!fake_fs_ok)
+	gboolean ok = fake_fs_ok && pagesize != fake_fs_unmounted;
+
+	(void)dirfd;
+	if (!ok)
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "not a dmemfs mount (fake)");
-	return fake_fs_ok;
+	return ok;
 }
 
 /*
@@ -408,6 +456,7 @@ static void fake_reset(void)
 	fake_barrier = 0;
 	fake_max_in_flight = 0;
 	fake_fs_ok = TRUE;
+	fake_fs_unmounted = 0;
 }
 
 static HookEnv env_of(TestTree *t)
@@ -493,6 +542,53 @@ static void test_prepare_virtio_mem(void)
 	g_assert_nonnull(strstr(e->message, "memvirtiomem0=268435456 (virtio-mem requested, of "
 				"1073741824) on node 0 (bind)"));
 	g_assert_cmpint(access(dir, F_OK), ==, -1);
+}
+
+/*
+ * Backends with page sizes of their own go to the mount of that size; a
+ * page size with no dmemfs mounted is refused with the sizes that are,
+ * before anything is created.
+ */
+static void test_prepare_hugepages(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "hugepages");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	g_autofree char *d2 = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *d1g = g_build_filename(t->mounts[2], p->uuid, NULL);
+	g_autofree char *want = NULL;
+
+	fake_reset();
+	fake_fs_unmounted = GiB;
+	g_assert_false(hook_prepare(&env, p, &e));
+	want = g_strdup_printf("ram-node0: page size 1G: %s: not a dmemfs mount (fake) (dmemfs "
+			       "mounted here: 4K %s, 2M %s)", t->mounts[2], t->mounts[0],
+			       t->mounts[1]);
+	g_assert_cmpstr(e->message, ==, want);
+	g_assert_cmpuint(fake_calls, ==, 0);
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++)
+		g_assert_cmpint(test_count_entries(t->mounts[i]), ==, 0);
+	g_clear_error(&e);
+
+	fake_reset();
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(test_count_entries(d1g), ==, 3); /* ram-node0, memdimm0, memdimm1 */
+	g_assert_cmpint(test_count_entries(d2), ==, 2);  /* ram-node1, memdimm2 */
+	g_assert_cmpint(test_count_entries(t->mounts[0]), ==, 0);
+	g_assert_true(hook_reconnect(&env, p, &e));
+	g_assert_true(hook_release(&env, p->uuid, &e));
+	g_assert_cmpint(access(d1g, F_OK), ==, -1);
+	g_assert_cmpint(access(d2, F_OK), ==, -1);
+
+	/* a failure in one mount removes what the other got */
+	fake_reset();
+	fake_fail_name = "/memdimm2";
+	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_nonnull(strstr(e->message, "memdimm2: fallocate: No space left"));
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 0);
 }
 
 static void test_prepare_cleanup_halfway(void)
@@ -666,8 +762,8 @@ static void test_cli_plan_check_and_refusal(void)
 				      "8589934592 of the 17179869184 bytes dmem= asked)"));
 	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1);
 	g_assert_cmpint(test_run("dmemfs-hook", p, env, bad, &out3, &err3), ==, 1);
-	g_assert_cmpstr(err3, ==, "dmemfs-hook: <hugepages> is not supported with dmemfs: "
-				  "use <source type='file'/>\n");
+	g_assert_cmpstr(err3, ==, "dmemfs-hook: <hugepages><page> size 16 KiB: dmemfs pages are "
+				  "4K, 2M or 1G\n");
 }
 
 static void test_cli_hook_ops(void)
@@ -745,7 +841,7 @@ int main(int argc, char **argv)
 {
 	static const char *const argv_fixtures[] = {
 		"nonuma", "nonuma-memfd-global", "nonuma-plain", "numa-memnode",
-		"numa-ram", "restrictive", "dimm", "virtio-mem",
+		"numa-ram", "restrictive", "dimm", "virtio-mem", "hugepages",
 	};
 
 	g_test_init(&argc, &argv, NULL);
@@ -764,6 +860,8 @@ int main(int argc, char **argv)
 		g_test_add_data_func(n, &refusals[i], test_plan_refused);
 	}
 	g_test_add_func("/hook/plan/not-opted-in", test_plan_not_opted);
+	g_test_add_func("/hook/plan/hugepages-pagesize-per-backend", test_plan_hugepages);
+	g_test_add_func("/hook/prepare/pagesize-per-backend-mounts", test_prepare_hugepages);
 	g_test_add_func("/hook/plan/pagesize-source-and-limits", test_plan_pagesize_source);
 	g_test_add_func("/hook/plan/libvirt-units", test_plan_kib);
 	g_test_add_func("/hook/admission/per-node", test_admission);

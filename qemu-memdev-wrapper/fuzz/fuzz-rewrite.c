@@ -4,15 +4,18 @@
 
 #include <string.h>
 
-static gboolean resolve(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+static gboolean resolve(const char *uuid, const char *id, gpointer data, WrapTarget *out,
+			GError **error)
 {
 	(void)data;
 	if (uuid[0] == '0') {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "not prepared");
 		return FALSE;
 	}
-	out->domain_dir = g_strdup_printf("/run/dmemfs/2M/%s", uuid);
-	out->pagesize = 2 << 20;
+	/* backends whose id starts with "h" sit in the 1G mount */
+	out->pagesize = id[0] == 'h' ? 1 << 30 : 2 << 20;
+	out->path = g_strdup_printf("/run/dmemfs/%s/%s/%s", dmem_pagesize_name(out->pagesize),
+				    uuid, id);
 	return TRUE;
 }
 

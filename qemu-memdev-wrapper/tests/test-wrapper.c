@@ -13,12 +13,13 @@
 
 #define QEMU "/usr/bin/qemu-system-x86_64"
 
-static gboolean fake_resolve(const char *uuid, gpointer data, WrapTarget *out, GError **error)
+static gboolean fake_resolve(const char *uuid, const char *id, gpointer data, WrapTarget *out,
+			     GError **error)
 {
 	guint64 ps = GPOINTER_TO_SIZE(data);
 
 	(void)error;
-	out->domain_dir = g_strdup_printf("/run/dmemfs/%s/%s", dmem_pagesize_name(ps), uuid);
+	out->path = g_strdup_printf("/run/dmemfs/%s/%s/%s", dmem_pagesize_name(ps), uuid, id);
 	out->pagesize = ps;
 	return TRUE;
 }
@@ -44,7 +45,20 @@ static JsonObject *parse_obj(JsonParser *p, const char *s)
 typedef struct {
 	const char *name;
 	guint64 pagesize;
+	const char *const *huge; /* backends the hook put in the 1G mount */
 } ArgsFixture;
+
+static guint64 fixture_pagesize(const ArgsFixture *f, const char *id)
+{
+	return f->huge && g_strv_contains(f->huge, id) ? 1 << 30 : f->pagesize;
+}
+
+/* the hook's files: each backend in the mount of its page size */
+static gboolean fixture_resolve(const char *uuid, const char *id, gpointer data, WrapTarget *out,
+				GError **error)
+{
+	return fake_resolve(uuid, id, GSIZE_TO_POINTER(fixture_pagesize(data, id)), out, error);
+}
 
 static void test_libvirt_argv(gconstpointer data)
 {
@@ -54,8 +68,9 @@ static void test_libvirt_argv(gconstpointer data)
 	g_auto(WrapResult) r = { 0 };
 	g_autoptr(GError) e = NULL;
 	guint backends = 0, devices = 0;
+	guint64 ps;
 
-	g_assert_true(wrap_rewrite(QEMU, n, args, fake_resolve, GSIZE_TO_POINTER(f->pagesize), &r, &e));
+	g_assert_true(wrap_rewrite(QEMU, n, args, fixture_resolve, (gpointer)f, &r, &e));
 	g_assert_no_error(e);
 	g_assert_true(r.rewritten);
 	g_assert_cmpuint(r.argv->len, ==, (guint)n + 2);
@@ -102,15 +117,20 @@ static void test_libvirt_argv(gconstpointer data)
 		}
 		{
 			const char *mp = json_object_get_string_member(b, "mem-path");
+			const char *id = json_object_get_string_member(a, "id");
 			g_auto(GStrv) parts = g_strsplit(mp, "/", -1);
 
+			ps = fixture_pagesize(f, id);
 			g_assert_cmpuint(g_strv_length(parts), ==, 6);
-			g_assert_cmpstr(parts[5], ==, json_object_get_string_member(a, "id"));
-			g_assert_cmpstr(parts[3], ==, dmem_pagesize_name(f->pagesize));
+			g_assert_cmpstr(parts[5], ==, id);
+			g_assert_cmpstr(parts[3], ==, dmem_pagesize_name(ps));
 			g_assert_true(g_uuid_string_is_valid(parts[4]));
+			/* libvirt put exactly these on hugetlbfs */
+			g_assert_cmpint(g_str_has_prefix(json_object_get_string_member_with_default(a, "mem-path", ""),
+							 "/dev/hugepages"), ==, ps != f->pagesize);
 		}
 		g_assert_true(json_object_get_boolean_member(b, "share"));
-		g_assert_cmpint(json_object_get_int_member(b, "align"), ==, (gint64)f->pagesize);
+		g_assert_cmpint(json_object_get_int_member(b, "align"), ==, (gint64)ps);
 		/* RAMBlock id: ram backends never used canonical paths, keep it so */
 		if (!strcmp(type, "memory-backend-ram"))
 			g_assert_false(json_object_get_boolean_member(b, "x-use-canonical-path-for-ramblock-id"));
@@ -332,10 +352,14 @@ static void test_cli(void)
 
 int main(int argc, char **argv)
 {
+	/* hugepages.xml: cell 0 and its DIMM on 1G <hugepages>, a DIMM with 1G pages */
+	static const char *const huge_ids[] = { "ram-node0", "memdimm0", "memdimm1", NULL };
 	static const ArgsFixture fixtures[] = {
-		{ "nonuma", 2 << 20 }, { "nonuma-memfd-global", 1 << 30 }, { "nonuma-plain", 4096 },
-		{ "numa-memnode", 2 << 20 }, { "numa-ram", 2 << 20 }, { "restrictive", 2 << 20 },
-		{ "dimm", 2 << 20 }, { "virtio-mem", 2 << 20 },
+		{ "nonuma", 2 << 20, NULL }, { "nonuma-memfd-global", 1 << 30, NULL },
+		{ "nonuma-plain", 4096, NULL }, { "numa-memnode", 2 << 20, NULL },
+		{ "numa-ram", 2 << 20, NULL }, { "restrictive", 2 << 20, NULL },
+		{ "dimm", 2 << 20, NULL }, { "virtio-mem", 2 << 20, NULL },
+		{ "hugepages", 2 << 20, huge_ids },
 	};
 
 	g_test_init(&argc, &argv, NULL);
