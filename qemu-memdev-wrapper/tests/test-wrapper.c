@@ -350,6 +350,63 @@ static void test_cli(void)
 	g_assert_cmpstr(out4, ==, "-S -no-user-config -machine none,accel=kvm:tcg\n");
 }
 
+/*
+ * libvirt's argv of hugepages.xml, with the hook's files in two mounts:
+ * the wrapper finds each backend's file in the mount of its page size.
+ */
+static void test_cli_mounts_per_backend(void)
+{
+	g_autoptr(TestTree) t = test_tree_new("/bin/echo");
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+	const char *uuid = "5a5a5a5a-6b6b-4c7c-8d8d-9e9e9e9e9e9e";
+	static const char *const in_1g[] = { "ram-node0", "memdimm0", "memdimm1" };
+	static const char *const in_2m[] = { "ram-node1", "memdimm2" };
+	g_autofree char *d2 = g_build_filename(t->mounts[1], uuid, NULL);
+	g_autofree char *d1g = g_build_filename(t->mounts[2], uuid, NULL);
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	g_autoptr(GPtrArray) argv = g_ptr_array_new();
+	int n;
+	g_auto(GStrv) args = read_args("hugepages", &n);
+
+	for (int i = 0; i < n; i++)
+		g_ptr_array_add(argv, args[i]);
+	g_ptr_array_add(argv, NULL);
+	g_mkdir(d2, 0710);
+	g_mkdir(d1g, 0710);
+	for (guint i = 0; i < G_N_ELEMENTS(in_1g); i++) {
+		g_autofree char *f = g_build_filename(d1g, in_1g[i], NULL);
+
+		g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	}
+	/* one file missing: refused, naming the backend */
+	g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)argv->pdata, env, NULL,
+				 &out2, &err2), ==, 1);
+	g_assert_cmpstr(err2, ==, "qemu-memdev-wrapper: no dmemfs file for backend ram-node1 of "
+				  "domain 5a5a5a5a-6b6b-4c7c-8d8d-9e9e9e9e9e9e in any configured mount "
+				  "(did the hook plan this backend?)\n");
+	for (guint i = 0; i < G_N_ELEMENTS(in_2m); i++) {
+		g_autofree char *f = g_build_filename(d2, in_2m[i], NULL);
+
+		g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	}
+	g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)argv->pdata, env, NULL,
+				 &out, &err), ==, 0);
+	g_assert_cmpstr(err, ==, "");
+	for (guint i = 0; i < G_N_ELEMENTS(in_1g); i++) {
+		g_autofree char *w = g_strdup_printf("\"mem-path\":\"%s/%s\",\"share\":true,"
+						     "\"align\":1073741824", d1g, in_1g[i]);
+
+		g_assert_nonnull(strstr(out, w));
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(in_2m); i++) {
+		g_autofree char *w = g_strdup_printf("\"mem-path\":\"%s/%s\",\"share\":true,"
+						     "\"align\":2097152", d2, in_2m[i]);
+
+		g_assert_nonnull(strstr(out, w));
+	}
+	g_assert_null(strstr(out, "/dev/hugepages"));
+}
+
 int main(int argc, char **argv)
 {
 	/* hugepages.xml: cell 0 and its DIMM on 1G <hugepages>, a DIMM with 1G pages */
@@ -375,5 +432,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/wrapper/passthrough-probe-thread-context", test_passthrough);
 	g_test_add_func("/wrapper/refusals", test_refusals);
 	g_test_add_func("/wrapper/cli-dry-run-and-exec", test_cli);
+	g_test_add_func("/wrapper/cli-mounts-per-backend", test_cli_mounts_per_backend);
 	return g_test_run();
 }
