@@ -280,9 +280,10 @@ else
 	fi
 fi
 
-# ---- 6a. a domain the hook cannot serve
+# ---- 6a. a domain the hook cannot serve: 4K pages, and no dmemfs 4K here
+# (libvirt itself takes a 4K <hugepages> page for plain memory)
 name=acc-huge uuid=$(new_uuid)
-mkdomain "$name" "$uuid" $C0 $C1 "" "<hugepages/>" > "/tmp/$name.xml"
+mkdomain "$name" "$uuid" $C0 $C1 "" "<hugepages><page size='4' unit='KiB'/></hugepages>" > "/tmp/$name.xml"
 if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
 	fail refuse-unservable "libvirt refused the <hugepages> domain at define, before the hook: $err"
 else
@@ -290,8 +291,9 @@ else
 	rc=$?
 	msg=$(printf '%s\n' "$err" | grep -o 'dmemfs-hook: .*' | head -1)
 	left=$(dom_files "$uuid") pid=$(qemu_pid "$name") st=$(domstate "$name")
-	if [ $rc -ne 0 ] && [ -n "$msg" ] && [ -z "$left" ] && [ -z "$pid" ] && [ "$st" = "shut off" ] && back_to_base; then
-		pass refuse-unservable "<hugepages> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
+	if [ $rc -ne 0 ] && [[ $msg == *"page size 4K"*"dmemfs mounted here: 2M $M2, 1G $M1G"* ]] &&
+		[ -z "$left" ] && [ -z "$pid" ] && [ "$st" = "shut off" ] && back_to_base; then
+		pass refuse-unservable "4K <hugepages> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
 	else
 		fail refuse-unservable "virsh start rc $rc: $(echo "$err" | tr -s '\n' ' ' | cut -c1-300); state '$st', qemu '$pid', files '${left}', $(base_why)"
 	fi

@@ -9,6 +9,11 @@
 #   kvm.l2-pages-2m    an L2 on dmem through libvirt (hook + wrapper, 2 NUMA
 #   kvm.l2-pages-1g    cells, l2.hold=1): L1's KVM debugfs for that VM shows
 #                      pages_2m > 0 (2M) / pages_1g > 0 (1G)
+#   kvm.l2-pages-mixed an L2 with a page size per backend: cell 0 on the
+#                      domain's 2M, cell 1 on <hugepages> 1G, a DIMM with
+#                      <source><pagesize> 1G: each file in the dmemfs mount of
+#                      its size, the pool charged exactly, the agent's memory
+#                      test passes on the DIMM too, pages_1g and pages_2m > 0
 #   kvm.l2-steal       an L2 whose vCPU is pinned to CPU 0 spins l2.steal=8
 #   kvm.l2-kvmclock    seconds while a hog runs on CPU 0: steal ticks grow, and
 #                      the agent's kvmclock checks pass
@@ -39,7 +44,7 @@ GUESTBIN=$BUILD/guest
 result_area kvm
 # "ok N kvm_dmem.2M.stats" -> kvm.stats-2m
 kvm_dmem_name='function name(t,  a) { split(t, a, "."); gsub(/_/, "-", a[3]); return "kvm." a[3] "-" tolower(a[2]) }'
-L2_CHECKS=(l2-pages-2m l2-pages-1g l2-steal l2-kvmclock)
+L2_CHECKS=(l2-pages-2m l2-pages-1g l2-pages-mixed l2-steal l2-kvmclock)
 if [ "${1:-}" = --list ]; then
 	[ -x "$GUESTBIN/kvm_dmem_test" ] && "$GUESTBIN/kvm_dmem_test" --list | awk "$kvm_dmem_name"' { print name($0) }'
 	for c in dmem_test-complete nested-vmcb-2m nested-vmcb-1g nested-vmcb-punch-hold \
@@ -153,14 +158,24 @@ selftest page_table 180 "$pt_pick" "$ST/kvm_page_table_test"
 selftest page_table-thp 180 "$pt_pick" "$ST/kvm_page_table_test" -s anonymous_thp
 
 # ---- libvirt for the L2 checks (helpers of nested-test/acceptance/l1-lib.sh)
+# libvirt takes the mem-path of a 1G <hugepages> backend from a hugetlbfs of
+# 1G pages, found in /proc/mounts when libvirtd starts.  It stays empty: the
+# wrapper moves those backends to the hook's files on dmemfs 1G.
+HUGE1G=/run/hugepages1G
+mkdir -p $HUGE1G && mount -t hugetlbfs -o pagesize=1G none $HUGE1G ||
+	log "no hugetlbfs 1G at $HUGE1G: l2-pages-mixed will fail"
+l2_stop_all() {
+	acc_stop_all
+	umount $HUGE1G 2> /dev/null
+}
 t=$SECONDS
 if ! acc_setup; then
 	for c in "${L2_CHECKS[@]}"; do fail "$c" "libvirt setup: $ACC_STEP failed"; done
-	acc_stop_all
+	l2_stop_all
 	fail pool-restored "not checked: libvirt setup failed"
 	results_exit
 fi
-trap 'acc_stop_all' EXIT
+trap 'l2_stop_all' EXIT
 log "libvirt up in $((SECONDS - t)) s"
 
 # start_l2 NAME PAGESIZE CELL0_MIB CELL1_MIB CMDLINE-EXTRA [XML-SED]: define +
@@ -227,6 +242,69 @@ for spec in 2M:64:128:pages_2m 1G:1024:1024:pages_1g; do
 done
 [ "$(pool_free_all)" = "$BASE" ] || log "pool after the L2 pages checks: $(pool_free_all), base $BASE"
 
+# ---- 2b. a page size per backend: cell 0 on the domain's 2M, cell 1 on
+# <hugepages> 1G, a 1G DIMM with <source><pagesize> 1G on node 0.  The DIMM
+# sits at 4G and up, 1G-aligned: its dpage maps with 1G NPT entries once
+# the agent (l2.watch=1: it tests node 0's memory whenever its MemTotal
+# settles, and stays up) has touched it; the L2 onlines it at boot
+# (memhp_default_state=online).
+name=kvm-mixed
+t=$SECONDS
+UUID=$(new_uuid) PID='' WHY=''
+mkdomain "$name" "$UUID" 256 1024 "l2.watch=1 memhp_default_state=online" \
+	"<hugepages><page size='1' unit='GiB' nodeset='1'/></hugepages>" 2M |
+	sed -e "s|<memory unit='MiB'>[0-9]*</memory>|<maxMemory slots='2' unit='GiB'>8</maxMemory><memory unit='MiB'>2304</memory>|" \
+		-e "s|<memballoon model='none'/>|<memballoon model='none'/><memory model='dimm'><source><pagesize unit='KiB'>1048576</pagesize></source><target><size unit='GiB'>1</size><node>0</node></target></memory>|" \
+		> "/tmp/$name.xml"
+rm -f "$(serial_of "$name")"
+u0=$(pool_bytes 0 used) u1=$(pool_bytes 1 used)
+mixed() {
+	local err line maps='' f want p4k p2m p1g
+	err=$(virsh define "/tmp/$name.xml" 2>&1) || { WHY="virsh define: $err"; return 1; }
+	err=$(virsh start "$name" 2>&1) || { WHY="virsh start: $err"; return 1; }
+	PID=$(qemu_pid "$name")
+	[ -n "$PID" ] || { WHY="no QEMU pid"; return 1; }
+	d0=$(($(pool_bytes 0 used) - u0)) d1=$(($(pool_bytes 1 used) - u1))
+	# each backend from the mount of its page size, and nothing else
+	for f in "$M2/$UUID/ram-node0" "$M1G/$UUID/ram-node1" "$M1G/$UUID/memdimm0"; do
+		grep -q " $f\$" "/proc/$PID/maps" || maps="$maps $f"
+	done
+	[ -z "$maps" ] || { WHY="QEMU $PID does not map:$maps ($(grep -o "/run/[^ ]*" "/proc/$PID/maps" | sort -u | tr '\n' ' '))"; return 1; }
+	want="files $(ls "$M2/$UUID" | tr '\n' ' ')in $M2, $(ls "$M1G/$UUID" | tr '\n' ' ')in $M1G"
+	[ "$(ls "$M1G/$UUID" | wc -l)" = 2 ] && [ "$(ls "$M2/$UUID" | wc -l)" = 1 ] ||
+		{ WHY="$want"; return 1; }
+	# node 0: 256 MiB of 2M dpages and the DIMM's 1G one; node 1: one 1G dpage
+	[ "$d0" = $((1280 * MiB)) ] && [ "$d1" = $((1024 * MiB)) ] ||
+		{ WHY="pool used +$((d0 / MiB)) MiB on node 0, +$((d1 / MiB)) on node 1 (want 1280, 1024); $want"; return 1; }
+	# a memory check of node 0 with the DIMM's GiB in it (cell 0 alone is 256 MiB)
+	for _ in $(seq 1 300); do
+		line=$(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep '^L2-MEM-CHECK' |
+			awk '{ split($2, a, "="); if (a[2] > 1048576) print }' | tail -1)
+		[ -n "$line" ] && break
+		sleep 1
+	done
+	[ -n "$line" ] || { WHY="no L2-MEM-CHECK with node0_total_kib > 1048576 after $((SECONDS - t)) s (last serial line: $(last_serial "$name"))"; return 1; }
+	p4k=$(kvm_stat "$PID" pages_4k) p2m=$(kvm_stat "$PID" pages_2m) p1g=$(kvm_stat "$PID" pages_1g)
+	WHY="L2 256 MiB (2M) + 1024 MiB (<hugepages> 1G) + DIMM 1 GiB (pagesize 1G) up in $((SECONDS - t)) s; $want; pool used +$((d0 / MiB)) MiB node 0, +$((d1 / MiB)) MiB node 1; agent: node0_total_kib=$(agent_field "$line" node0_total_kib) tested_kib=$(agent_field "$line" tested_kib) errors=$(agent_field "$line" errors) status=$(agent_field "$line" status); KVM pages_4k=$p4k pages_2m=$p2m pages_1g=$p1g"
+	# the DIMM's GiB is node 0 memory the agent tested: more than cell 0 has
+	[ "$(agent_field "$line" status)" = PASS ] &&
+		[ "$(agent_field "$line" tested_kib)" -gt $((256 * 1024)) ] &&
+		[ "$p1g" -gt 0 ] && [ "$p2m" -gt 0 ]
+}
+mixed
+r=$?
+stop_l2 "$name"
+for _ in $(seq 1 20); do
+	left=$(ls -d "$M2/$UUID" "$M1G/$UUID" 2> /dev/null)
+	[ -z "$left" ] && break
+	sleep 0.5
+done
+if [ $r -eq 0 ] && [ -z "$left" ]; then
+	pass l2-pages-mixed "$WHY; after destroy no file is left"
+else
+	fail l2-pages-mixed "$WHY${left:+; left after destroy: $left}"
+fi
+
 # ---- 3. steal time and kvmclock in an L2 on dmem
 name=kvm-steal spin=8
 t=$SECONDS
@@ -267,7 +345,7 @@ stop_l2 "$name"
 
 # ---- the end: the pool as we found it
 trap - EXIT
-acc_stop_all
+l2_stop_all
 if [ "$(pool_free_all)" = "$BASE" ]; then
 	pass pool-restored "free $BASE B per node before and after ($((SECONDS - T0)) s in all)"
 else
