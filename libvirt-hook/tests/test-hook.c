@@ -202,6 +202,8 @@ static const Refusal refusals[] = {
 	{ "bad-virtio-mem", "model 'nvdimm' is not supported" },
 	{ "bad-virtio-mem-block", "memvirtiomem0: virtio-mem block size 1024 KiB is smaller than "
 				  "the dmemfs page size (2M)" },
+	{ "bad-virtio-mem-pagesize", "memvirtiomem0: virtio-mem block size 2048 KiB is smaller "
+				     "than the dmemfs page size (1G)" },
 	{ "bad-virtio-mem-restrictive", "virtio-mem with numatune mode 'restrictive'" },
 	{ "bad-virtio-mem-requested", "requested size is larger than its size" },
 	{ "bad-virtio-mem-slots", "memory device count '3' exceeds slots count '2'" },
