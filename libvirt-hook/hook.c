@@ -37,11 +37,18 @@ gboolean hook_release(const HookEnv *env, const char *uuid, GError **error)
 	return TRUE;
 }
 
+/* The mount of one page size that a domain uses, and its <uuid> directory. */
+typedef struct {
+	const char *path;
+	int mfd, dfd;
+	gboolean created;
+} DomMount;
+
 /* One backend's file, created and preallocated by a thread of its own. */
 typedef struct {
 	const HookEnv *env;
 	const PlanBackend *b;
-	int dfd;
+	const DomMount *mount; /* of the backend's page size */
 	gboolean ok;
 	GError *error;
 } CreateJob;
@@ -51,18 +58,11 @@ static gpointer create_job(gpointer data)
 	CreateJob *j = data;
 
 	/* virtio-mem: QEMU allocates the blocks it plugs, the file stays sparse */
-	j->ok = dmem_create_file(j->dfd, j->b->id, j->b->size, !j->b->virtio_mem,
+	j->ok = dmem_create_file(j->mount->dfd, j->b->id, j->b->size, !j->b->virtio_mem,
 				 j->b->pagesize, &j->b->policy, j->env->uid, j->env->gid,
 				 j->env->ops, &j->error);
 	return NULL;
 }
-
-/* The mount of one page size that a domain uses, and its <uuid> directory. */
-typedef struct {
-	const char *path;
-	int mfd, dfd;
-	gboolean created;
-} DomMount;
 
 /*
  * Create every backend's file, all at once: each thread allocates under
@@ -83,7 +83,7 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, const D
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
 
 		jobs[i] = (CreateJob){ .env = env, .b = b,
-				       .dfd = m[dmem_pagesize_index(b->pagesize)].dfd };
+				       .mount = &m[dmem_pagesize_index(b->pagesize)] };
 		/* no thread to be had: do it here, it is only slower */
 		if (n > 1)
 			threads[i] = g_thread_try_new("dmem-prealloc", create_job, &jobs[i], NULL);
@@ -91,19 +91,24 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, const D
 			create_job(&jobs[i]);
 	}
 	for (guint i = 0; i < n; i++) {
-		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
-
 		if (threads[i])
 			g_thread_join(threads[i]);
 		if (!jobs[i].ok && ok) {
 			g_set_error(error, DMEM_ERROR, jobs[i].error->code, "%s/%s/%s",
-				    m[dmem_pagesize_index(b->pagesize)].path, plan->uuid,
-				    jobs[i].error->message);
+				    jobs[i].mount->path, plan->uuid, jobs[i].error->message);
 			ok = FALSE;
 		}
 		g_clear_error(&jobs[i].error);
 	}
 	return ok;
+}
+
+/* the configured mount of @b's page size (the domain's may be named in its metadata) */
+static const char *backend_mount(const HookEnv *env, const DomainPlan *plan, const PlanBackend *b,
+				 GError **error)
+{
+	return dmem_config_mount(env->cfg, b->pagesize,
+				 b->pagesize == plan->pagesize ? plan->mount : NULL, error);
 }
 
 /* "2M /run/dmemfs/2M, 4K /run/dmemfs/4K": the page sizes served here */
@@ -142,9 +147,7 @@ static gboolean open_mounts(const HookEnv *env, const DomainPlan *plan, DomMount
 
 		if (m[i].mfd >= 0)
 			continue;
-		m[i].path = dmem_config_mount(env->cfg, b->pagesize,
-					      b->pagesize == plan->pagesize ? plan->mount : NULL,
-					      &e);
+		m[i].path = backend_mount(env, plan, b, &e);
 		if (m[i].path && (m[i].mfd = open_dir(m[i].path)) < 0)
 			g_set_error_literal(&e, DMEM_ERROR, DMEM_ERROR_FAILED, g_strerror(errno));
 		if (m[i].mfd >= 0 && env->ops->check_fs(m[i].mfd, b->pagesize, &e))
@@ -214,10 +217,7 @@ gboolean hook_reconnect(const HookEnv *env, const DomainPlan *plan, GError **err
 
 	for (guint i = 0; i < plan->backends->len; i++) {
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);
-		const char *mount = dmem_config_mount(env->cfg, b->pagesize,
-						      b->pagesize == plan->pagesize ? plan->mount
-										    : NULL,
-						      error);
+		const char *mount = backend_mount(env, plan, b, error);
 		g_autofree char *p = NULL;
 		struct stat st;
 

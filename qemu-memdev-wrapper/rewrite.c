@@ -353,7 +353,6 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	g_autoptr(GArray) devices = g_array_new(FALSE, TRUE, sizeof(int));
 	g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *uuid = NULL;
-	gboolean ok = FALSE;
 
 	memset(out, 0, sizeof(*out));
 	out->argv = g_ptr_array_new_with_free_func(g_free);
@@ -416,16 +415,16 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		char *nv;
 
 		if (!optval_parse(&v, args[i], error))
-			goto out;
+			return FALSE;
 		type = optval_get(&v, "qom-type", TRUE);
 		id = optval_get(&v, "id", FALSE);
 		if (!dmem_backend_id_valid(id)) {
 			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 				    "memory backend id '%s' is missing or unusable", id ? id : "");
-			goto out;
+			return FALSE;
 		}
 		if (!resolve(uuid, id, data, &target, error))
-			goto out;
+			return FALSE;
 		nv = v.o ? json_rewrite(v.o, type, target.path, target.pagesize)
 			 : kv_rewrite(v.kv, type, target.path, target.pagesize);
 		g_free(out->argv->pdata[i + 1]);
@@ -438,14 +437,12 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		char *nv = device_prealloc(args[i], ids, error);
 
 		if (!nv)
-			goto out;
+			return FALSE;
 		g_free(out->argv->pdata[i + 1]);
 		out->argv->pdata[i + 1] = nv;
 	}
 	out->rewritten = TRUE;
-	ok = TRUE;
-out:
-	return ok;
+	return TRUE;
 }
 
 gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer data, WrapTarget *out,

@@ -178,12 +178,14 @@ fi
 trap 'l2_stop_all' EXIT
 log "libvirt up in $((SECONDS - t)) s"
 
-# start_l2 NAME PAGESIZE CELL0_MIB CELL1_MIB CMDLINE-EXTRA [XML-SED]: define +
-# start; sets UUID, PID; returns 1 with WHY set on failure
+# start_l2 NAME PAGESIZE CELL0_MIB CELL1_MIB CMDLINE-EXTRA [XML-SED [BACKING-XML [FILES]]]:
+# define + start; sets UUID, PID; returns 1 with WHY set on failure.  FILES
+# ("MOUNT:ID ...", default both cells in PAGESIZE's mount) are the hook's
+# files that QEMU must map.
 start_l2() {
-	local name=$1 ps=$2 c0=$3 c1=$4 extra=$5 xsed=${6:-} err
+	local name=$1 ps=$2 c0=$3 c1=$4 extra=$5 xsed=${6:-} backing=${7:-} files=${8:-} err f missing=''
 	UUID=$(new_uuid) PID='' WHY=''
-	mkdomain "$name" "$UUID" "$c0" "$c1" "$extra" "" "$ps" | sed -e "$xsed" > "/tmp/$name.xml"
+	mkdomain "$name" "$UUID" "$c0" "$c1" "$extra" "$backing" "$ps" | sed -e "$xsed" > "/tmp/$name.xml"
 	rm -f "$(serial_of "$name")"
 	if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
 		WHY="virsh define: $(echo "$err" | tr -s '\n' ' ')"
@@ -197,10 +199,16 @@ start_l2() {
 	PID=$(qemu_pid "$name")
 	[ -n "$PID" ] || { WHY="no QEMU pid for $name"; return 1; }
 	# the guest RAM is the hook's dmemfs files
-	local dir=$M2
-	[ "$ps" = 1G ] && dir=$M1G
-	[ "$(grep -c "$dir/$UUID/ram-node" "/proc/$PID/maps")" -ge 2 ] ||
-		{ WHY="QEMU $PID does not map $dir/$UUID/ram-node0 and ram-node1"; return 1; }
+	if [ -z "$files" ]; then
+		local dir=$M2
+		[ "$ps" = 1G ] && dir=$M1G
+		files="$dir:ram-node0 $dir:ram-node1"
+	fi
+	for f in $files; do
+		grep -q " ${f%%:*}/$UUID/${f#*:}\$" "/proc/$PID/maps" || missing="$missing ${f%%:*}/$UUID/${f#*:}"
+	done
+	[ -z "$missing" ] ||
+		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" | sort -u | tr '\n' ' '))"; return 1; }
 }
 stop_l2() {
 	virsh destroy "$1" > /dev/null 2>&1
@@ -250,26 +258,15 @@ done
 # (memhp_default_state=online).
 name=kvm-mixed
 t=$SECONDS
-UUID=$(new_uuid) PID='' WHY=''
-mkdomain "$name" "$UUID" 256 1024 "l2.watch=1 memhp_default_state=online" \
-	"<hugepages><page size='1' unit='GiB' nodeset='1'/></hugepages>" 2M |
-	sed -e "s|<memory unit='MiB'>[0-9]*</memory>|<maxMemory slots='2' unit='GiB'>8</maxMemory><memory unit='MiB'>2304</memory>|" \
-		-e "s|<memballoon model='none'/>|<memballoon model='none'/><memory model='dimm'><source><pagesize unit='KiB'>1048576</pagesize></source><target><size unit='GiB'>1</size><node>0</node></target></memory>|" \
-		> "/tmp/$name.xml"
-rm -f "$(serial_of "$name")"
 u0=$(pool_bytes 0 used) u1=$(pool_bytes 1 used)
 mixed() {
-	local err line maps='' f want p4k p2m p1g
-	err=$(virsh define "/tmp/$name.xml" 2>&1) || { WHY="virsh define: $err"; return 1; }
-	err=$(virsh start "$name" 2>&1) || { WHY="virsh start: $err"; return 1; }
-	PID=$(qemu_pid "$name")
-	[ -n "$PID" ] || { WHY="no QEMU pid"; return 1; }
+	local line want p4k p2m p1g
+	start_l2 "$name" 2M 256 1024 "l2.watch=1 memhp_default_state=online" \
+		"s|<memory unit='MiB'>[0-9]*</memory>|<maxMemory slots='2' unit='GiB'>8</maxMemory><memory unit='MiB'>2304</memory>|;s|<memballoon model='none'/>|<memballoon model='none'/><memory model='dimm'><source><pagesize unit='KiB'>1048576</pagesize></source><target><size unit='GiB'>1</size><node>0</node></target></memory>|" \
+		"<hugepages><page size='1' unit='GiB' nodeset='1'/></hugepages>" \
+		"$M2:ram-node0 $M1G:ram-node1 $M1G:memdimm0" || return 1
 	d0=$(($(pool_bytes 0 used) - u0)) d1=$(($(pool_bytes 1 used) - u1))
 	# each backend from the mount of its page size, and nothing else
-	for f in "$M2/$UUID/ram-node0" "$M1G/$UUID/ram-node1" "$M1G/$UUID/memdimm0"; do
-		grep -q " $f\$" "/proc/$PID/maps" || maps="$maps $f"
-	done
-	[ -z "$maps" ] || { WHY="QEMU $PID does not map:$maps ($(grep -o "/run/[^ ]*" "/proc/$PID/maps" | sort -u | tr '\n' ' '))"; return 1; }
 	want="files $(ls "$M2/$UUID" | tr '\n' ' ')in $M2, $(ls "$M1G/$UUID" | tr '\n' ' ')in $M1G"
 	[ "$(ls "$M1G/$UUID" | wc -l)" = 2 ] && [ "$(ls "$M2/$UUID" | wc -l)" = 1 ] ||
 		{ WHY="$want"; return 1; }
