@@ -174,6 +174,9 @@ wait_state() { # wait_state NAME STATE TIMEOUT_S
 	done
 	return 1
 }
+# the whole lines of a serial log FILE, without \r: QEMU may be halfway
+# through writing the last one (read fails on a line without its newline)
+serial_whole() { local l; while IFS= read -r l; do printf '%s\n' "${l//$'\r'/}"; done < "$1" 2> /dev/null; }
 wait_serial() { # wait_serial FILE REGEX TIMEOUT_S -> prints the first matching line
 	# Only whole lines: QEMU may be halfway through writing the last one
 	# (read fails on a last line without its newline).

@@ -275,7 +275,7 @@ mixed() {
 		{ WHY="pool used +$((d0 / MiB)) MiB on node 0, +$((d1 / MiB)) on node 1 (want 1280, 1024); $want"; return 1; }
 	# a memory check of node 0 with the DIMM's GiB in it (cell 0 alone is 256 MiB)
 	for _ in $(seq 1 300); do
-		line=$(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep '^L2-MEM-CHECK' |
+		line=$(serial_whole "$(serial_of "$name")" | grep '^L2-MEM-CHECK' |
 			awk '{ split($2, a, "="); if (a[2] > 1048576) print }' | tail -1)
 		[ -n "$line" ] && break
 		sleep 1

@@ -69,14 +69,14 @@ serial_lines() { tr -d '\r' < "$serial" 2> /dev/null | wc -l; }
 wait_check() {
 	local end=$((SECONDS + $3)) l
 	while [ $SECONDS -lt $end ]; do
-		l=$(tr -d '\r' < "$serial" 2> /dev/null | tail -n +"$(($1 + 1))" |
+		l=$(serial_whole "$serial" | tail -n +"$(($1 + 1))" |
 			grep "^L2-MEM-CHECK node0_total_kib=$2 " | head -1)
 		[ -n "$l" ] && { echo "$l"; return 0; }
 		sleep 1
 	done
 	return 1
 }
-last_check() { tr -d '\r' < "$serial" 2> /dev/null | grep '^L2-MEM-CHECK' | tail -1; }
+last_check() { serial_whole "$serial" | grep '^L2-MEM-CHECK' | tail -1; }
 # libvirt's view: <current> of the device (KiB), from QEMU's size events
 current_kib() {
 	virsh dumpxml $name | sed -n '/<memory model=.virtio-mem./,/<\/memory>/s|.*<current unit=.KiB.>\([0-9]*\)<.*|\1|p'
