@@ -350,6 +350,45 @@ TEST(mount_bad_options_fall_back)
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
 }
 
+/*
+ * A nodes= that does not parse or names no node with dmem fails the mount
+ * with a warning: a fallback to every node would lift the limit.
+ */
+TEST(mount_bad_nodes_refused)
+{
+	char dir[] = "/tmp/dmemfs-nodes.XXXXXX";
+	static const char *const bad[][2] = {
+		{ "nodes=junk", "dmemfs: bad nodes=junk" },
+		{ "nodes=", "dmemfs: nodes needs a value" },
+		{ "nodes", "dmemfs: nodes needs a value" },
+		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes" },
+		{ "nodes=100000", "dmemfs: bad nodes=100000" },
+	};
+	struct statfs sf;
+	char *why;
+	int kfd;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	kfd = kmsg_open();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const want[] = { bad[i][1], NULL };
+		int wfd = kmsg_open();
+
+		EXPECT_EQ(-1, mount("none", dir, "dmemfs", 0, bad[i][0]))
+			TH_LOG("mount -o %s succeeded", bad[i][0]);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("mount -o %s: %s", bad[i][0], strerror(errno));
+		if (!statfs(dir, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC)
+			umount(dir);
+		why = kmsg_scan(wfd, want);
+		EXPECT_NE(NULL, why) TH_LOG("mount -o %s: no \"%s\" in the kernel log",
+					    bad[i][0], bad[i][1]);
+		free(why);
+	}
+	rmdir(dir);
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
+
 /* -------------------------------------------------------------------- */
 /* Per page size                                                         */
 /* -------------------------------------------------------------------- */
@@ -692,6 +731,53 @@ TEST_F_TIMEOUT(dmemfs, preferred_node1, 120)
 TEST_F_TIMEOUT(dmemfs, local_node1, 120)
 {
 	policy_case(_metadata, self->dir, variant->ps, MPOL_LOCAL, 0, 1, 1);
+}
+
+/*
+ * nodes=1: statfs counts node 1 only, and every dpage comes from node 1
+ * whatever the file's policy: a bind to node 0, a preference for node 0,
+ * local allocation on node 0's CPU.  nodes=0-1: a bind to one of them
+ * stays there.  The instances are mounted inside the fixture's, so that
+ * its lazy unmount takes them along when an assert ends the test early.
+ */
+TEST_F_TIMEOUT(dmemfs, nodes_scope, 300)
+{
+	static const struct { const char *nodes; int mode, policy, run, want; } cases[] = {
+		{ "1", MPOL_BIND, 0, 0, 1 },
+		{ "1", MPOL_PREFERRED, 0, 0, 1 },
+		{ "1", MPOL_LOCAL, 0, 0, 1 },
+		{ "0-1", MPOL_BIND, 1, 0, 1 },
+		{ "0-1", MPOL_BIND, 0, 1, 0 },
+	};
+	size_t ps = variant->ps;
+	char dir[96], opts[64];
+	struct statfs sf;
+
+	snprintf(dir, sizeof(dir), "%s/sub", self->dir);
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(opts, sizeof(opts), "%s,nodes=%s", variant->opts, cases[i].nodes);
+		ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, opts))
+			TH_LOG("mount -o %s: %s", opts, strerror(errno));
+		snprintf(opts, sizeof(opts), "nodes=%s", cases[i].nodes);
+		EXPECT_TRUE(mounted_with(dir, opts)) TH_LOG("%s is not in /proc/mounts", opts);
+		if (!strcmp(cases[i].nodes, "1")) {
+			ASSERT_EQ(0, statfs(dir, &sf));
+			EXPECT_EQ(self->base.total[1] / ps, sf.f_blocks)
+				TH_LOG("nodes=1: statfs total %lu dpages, node1 has %lu",
+				       (unsigned long)sf.f_blocks, self->base.total[1] / ps);
+			EXPECT_EQ(self->base.free[1] / ps, sf.f_bfree)
+				TH_LOG("nodes=1: statfs free %lu dpages, node1 has %lu",
+				       (unsigned long)sf.f_bfree, self->base.free[1] / ps);
+		}
+		TH_LOG("nodes=%s, policy mode %d on node%d, CPU of node%d", cases[i].nodes,
+		       cases[i].mode, cases[i].policy, cases[i].run);
+		policy_case(_metadata, dir, ps, cases[i].mode, cases[i].policy, cases[i].run,
+			    cases[i].want);
+		ASSERT_EQ(0, umount(dir)) TH_LOG("umount %s: %s", dir, strerror(errno));
+	}
+	ASSERT_EQ(0, rmdir(dir));
+	expect_baseline(_metadata, &self->base, "after the nodes= instances");
 }
 
 TEST_F(dmemfs, map_private_refused)
