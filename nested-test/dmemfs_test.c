@@ -311,79 +311,64 @@ static int mounted_with(const char *dir, const char *opt)
 }
 
 /*
- * A bad mount option is a kernel warning and the safe default (4K dpages),
- * never a failed mount of the memory guests live in, and never a WARN().
+ * mount -o @opts on @dir: refused with EINVAL, or mounted with the default
+ * 4K dpages, and never silently: @msg is in the kernel log.
  */
-TEST(mount_bad_options_fall_back)
+static void bad_mount(struct __test_metadata *_metadata, const char *dir, const char *opts,
+		      const char *msg, bool refused)
 {
-	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
-	static const char *const bad[][2] = {
-		{ "pagesize=8K", "dmemfs: unsupported pagesize=8K, using 4K" },
-		{ "pagesize=3M", "dmemfs: unsupported pagesize=3M, using 4K" },
-		{ "pagesize=0", "dmemfs: unsupported pagesize=0, using 4K" },
-		{ "pagesize=2MB", "dmemfs: unsupported pagesize=2MB, using 4K" },
-		{ "pagesize=junk", "dmemfs: unsupported pagesize=junk, using 4K" },
-		{ "nosuchoption=1", "dmemfs: ignoring unknown mount option \"nosuchoption\"" },
-	};
+	const char *const want[] = { msg, NULL };
+	int wfd = kmsg_open();
+	struct statfs sf;
 	char *why;
-	int kfd;
 
-	ASSERT_NE(NULL, mkdtemp(dir));
-	kfd = kmsg_open();
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *const want[] = { bad[i][1], NULL };
-		int wfd = kmsg_open();
-
-		EXPECT_EQ(0, mount("none", dir, "dmemfs", 0, bad[i][0]))
-			TH_LOG("mount -o %s: %s", bad[i][0], strerror(errno));
+	if (refused) {
+		EXPECT_EQ(-1, mount("none", dir, "dmemfs", 0, opts))
+			TH_LOG("mount -o %s succeeded", opts);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("mount -o %s: %s", opts, strerror(errno));
+	} else {
+		EXPECT_EQ(0, mount("none", dir, "dmemfs", 0, opts))
+			TH_LOG("mount -o %s: %s", opts, strerror(errno));
 		EXPECT_TRUE(mounted_with(dir, "pagesize=4K"))
-			TH_LOG("mount -o %s did not fall back to pagesize=4K", bad[i][0]);
-		/* the fallback is never silent */
-		why = kmsg_scan(wfd, want);
-		EXPECT_NE(NULL, why) TH_LOG("mount -o %s: no \"%s\" in the kernel log",
-					    bad[i][0], bad[i][1]);
-		free(why);
-		umount(dir);
+			TH_LOG("mount -o %s did not fall back to pagesize=4K", opts);
 	}
-	rmdir(dir);
-	why = kmsg_bad(kfd);
-	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+	if (!statfs(dir, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC)
+		umount(dir);
+	why = kmsg_scan(wfd, want);
+	EXPECT_NE(NULL, why) TH_LOG("mount -o %s: no \"%s\" in the kernel log", opts, msg);
+	free(why);
 }
 
 /*
+ * A bad mount option is a kernel warning and the safe default (4K dpages),
+ * never a failed mount of the memory guests live in, and never a WARN().
  * A nodes= that does not parse or names no node with dmem fails the mount
- * with a warning: a fallback to every node would lift the limit.
+ * with a warning, as size= does: a fallback to every node would lift the
+ * limit.
  */
-TEST(mount_bad_nodes_refused)
+TEST(mount_bad_options)
 {
-	char dir[] = "/tmp/dmemfs-nodes.XXXXXX";
-	static const char *const bad[][2] = {
-		{ "nodes=junk", "dmemfs: bad nodes=junk" },
-		{ "nodes=", "dmemfs: nodes needs a value" },
-		{ "nodes", "dmemfs: nodes needs a value" },
-		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes" },
-		{ "nodes=100000", "dmemfs: bad nodes=100000" },
+	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
+	static const struct { const char *opts, *msg; bool refused; } bad[] = {
+		{ "pagesize=8K", "dmemfs: unsupported pagesize=8K, using 4K", false },
+		{ "pagesize=3M", "dmemfs: unsupported pagesize=3M, using 4K", false },
+		{ "pagesize=0", "dmemfs: unsupported pagesize=0, using 4K", false },
+		{ "pagesize=2MB", "dmemfs: unsupported pagesize=2MB, using 4K", false },
+		{ "pagesize=junk", "dmemfs: unsupported pagesize=junk, using 4K", false },
+		{ "nosuchoption=1", "dmemfs: ignoring unknown mount option \"nosuchoption\"", false },
+		{ "nodes=junk", "dmemfs: bad nodes=junk", true },
+		{ "nodes=", "dmemfs: nodes needs a value", true },
+		{ "nodes", "dmemfs: nodes needs a value", true },
+		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes", true },
+		{ "nodes=100000", "dmemfs: bad nodes=100000", true },
 	};
-	struct statfs sf;
 	char *why;
 	int kfd;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	kfd = kmsg_open();
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *const want[] = { bad[i][1], NULL };
-		int wfd = kmsg_open();
-
-		EXPECT_EQ(-1, mount("none", dir, "dmemfs", 0, bad[i][0]))
-			TH_LOG("mount -o %s succeeded", bad[i][0]);
-		EXPECT_EQ(EINVAL, errno) TH_LOG("mount -o %s: %s", bad[i][0], strerror(errno));
-		if (!statfs(dir, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC)
-			umount(dir);
-		why = kmsg_scan(wfd, want);
-		EXPECT_NE(NULL, why) TH_LOG("mount -o %s: no \"%s\" in the kernel log",
-					    bad[i][0], bad[i][1]);
-		free(why);
-	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		bad_mount(_metadata, dir, bad[i].opts, bad[i].msg, bad[i].refused);
 	rmdir(dir);
 	why = kmsg_bad(kfd);
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);

@@ -74,6 +74,7 @@ typedef struct {
 	int nnodes;
 	cap_node node[CAP_MAX_NODES];
 	bool live;
+	bool remote;            /* live, read over libvirt (--connect) */
 	bool has_dmem;          /* live: a dmem stats directory was found */
 	uint64_t memtotal;      /* live: /proc/meminfo MemTotal */
 	bool has_memtotal;
@@ -167,10 +168,25 @@ char *cap_shape_describe(const cap_host *h, const cap_shape *s);
 
 /* live.c */
 gboolean cap_host_from_root(cap_host *h, const char *root, GError **error);
+/* node @id, added (sorted by id) when the host does not have it yet */
+cap_node *cap_host_node(cap_host *h, guint64 id, GError **error);
+void cap_host_node_ram(cap_host *h);
 
 /* libvirt_src.c: one shape per defined domain, appended to out */
 gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *out,
 				 GError **error);
+
+/* A host read over libvirt (--connect). */
+#define CAP_POOL_PREFIX "dmem-node" /* storage pool of a dmemfs nodes=N mount */
+typedef struct {
+	const char *uri;
+	char *hostname;
+	char *uuid;             /* of the host, from its capabilities */
+	bool refreshed;         /* read-write: the pools were refreshed */
+	int pools;              /* dmem-node<N> pools found */
+} cap_remote;
+
+gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error);
 
 /* report.c */
 typedef struct {
@@ -193,5 +209,19 @@ char *cap_report_table(const cap_report *r);
 char *cap_report_json(const cap_report *r);
 char *cap_report_prometheus(const cap_report *r);
 char *cap_report_svg(const cap_report *r);
+
+/* --connect: hosts read over libvirt, a report each */
+typedef struct {
+	cap_remote remote;
+	cap_host host;
+	GPtrArray *shapes;      /* built against this host's nodes */
+	cap_report rep;         /* when error is NULL */
+	char *error;            /* the host could not be read */
+	int same_as;            /* an earlier entry is the same host (UUID), or -1 */
+} cap_fleet_host;
+
+char *cap_fleet_table(const cap_fleet_host *f, int n);
+char *cap_fleet_json(const cap_fleet_host *f, int n);
+char *cap_fleet_prometheus(const cap_fleet_host *f, int n);
 
 #endif

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Guest shapes from the defined libvirt domains, over a read-only connection. */
+/*
+ * libvirt as a source: guest shapes from the defined domains (--libvirt),
+ * and whole hosts (--connect): their NUMA cells from the capabilities
+ * (MemTotal of each node) and their dmem from the dir storage pools named
+ * dmem-node<N>, each on a dmemfs instance mounted with nodes=N, whose
+ * statfs is that node's pool.  A read-write connection refreshes each pool
+ * first; a read-only one gets the figures of the pool's last refresh.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <libxml/parser.h>
+#include <libxml/xpath.h>
 
 #include "capacity.h"
 
@@ -23,11 +31,12 @@ static void quiet_xml(void *ctx, const char *msg, ...)
 
 G_DEFINE_QUARK(cap-error-quark, cap_error)
 
-static void libvirt_error(GError **error, const char *what, const char *name)
+/* "OPT: WHAT NAME: libvirt's message" */
+static void libvirt_error(GError **error, const char *opt, const char *what, const char *name)
 {
 	virErrorPtr e = virGetLastError();
 
-	g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT, "--libvirt: %s %s: %s", what, name,
+	g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT, "%s: %s %s: %s", opt, what, name,
 		    e && e->message ? e->message : "unknown libvirt error");
 }
 
@@ -40,7 +49,7 @@ static gboolean add_domain(const cap_host *h, virDomainPtr dom, GPtrArray *out, 
 	cap_shape *s;
 
 	if (!xml) {
-		libvirt_error(error, "no XML for domain", name);
+		libvirt_error(error, "--libvirt", "no XML for domain", name);
 		return FALSE;
 	}
 	s = cap_shape_from_xml(h, xml, strlen(xml), origin, error);
@@ -65,12 +74,12 @@ gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *
 	xmlSetGenericErrorFunc(NULL, quiet_xml);
 	conn = virConnectOpenReadOnly(uri);
 	if (!conn) {
-		libvirt_error(error, "cannot connect to", what);
+		libvirt_error(error, "--libvirt", "cannot connect to", what);
 		return FALSE;
 	}
 	n = virConnectListAllDomains(conn, &doms, 0);
 	if (n < 0) {
-		libvirt_error(error, "cannot list the domains of", what);
+		libvirt_error(error, "--libvirt", "cannot list the domains of", what);
 		ok = FALSE;
 	}
 	for (int i = 0; i < n; i++) {
@@ -80,4 +89,167 @@ gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *
 	free(doms);
 	virConnectClose(conn);
 	return ok;
+}
+
+/* The host's UUID and NUMA cells (MemTotal of each node) from its capabilities. */
+static gboolean read_capabilities(cap_host *h, virConnectPtr conn, cap_remote *r, GError **error)
+{
+	g_autofree char *caps = virConnectGetCapabilities(conn);
+	xmlDoc *doc;
+	xmlXPathContext *ctx = NULL;
+	xmlXPathObject *cells = NULL;
+	gboolean ok = TRUE;
+
+	if (!caps) {
+		libvirt_error(error, "--connect", "cannot read the capabilities of", r->uri);
+		return FALSE;
+	}
+	/* no network, no entities: what a remote daemon sends is not trusted */
+	doc = xmlReadMemory(caps, (int)strlen(caps), "capabilities.xml", NULL,
+			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (!doc) {
+		g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT,
+			    "--connect: the capabilities of %s are not XML", r->uri);
+		return FALSE;
+	}
+	ctx = xmlXPathNewContext(doc);
+	if (ctx) {
+		xmlXPathObject *o = xmlXPathEval((const xmlChar *)"string(/capabilities/host/uuid)",
+						 ctx);
+
+		if (o && o->type == XPATH_STRING && o->stringval && *o->stringval)
+			r->uuid = g_strdup((const char *)o->stringval);
+		xmlXPathFreeObject(o);
+		cells = xmlXPathEval((const xmlChar *)"/capabilities/host/topology/cells/cell", ctx);
+	}
+	for (int i = 0; ok && cells && cells->nodesetval && i < cells->nodesetval->nodeNr; i++) {
+		xmlNode *c = cells->nodesetval->nodeTab[i];
+		xmlChar *id = xmlGetProp(c, (const xmlChar *)"id");
+		guint64 nid = 0, kib = 0;
+		cap_node *n = NULL;
+
+		if (!id || !g_ascii_string_to_unsigned((const char *)id, 10, 0, DMEM_MAX_NODES - 1,
+						       &nid, NULL)) {
+			g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT,
+				    "--connect: a NUMA cell of %s without a valid id", r->uri);
+			ok = FALSE;
+		} else {
+			n = cap_host_node(h, nid, error);
+			ok = n != NULL;
+		}
+		for (xmlNode *m = c->children; ok && m; m = m->next) {
+			xmlChar *unit, *text;
+
+			if (m->type != XML_ELEMENT_NODE || strcmp((const char *)m->name, "memory"))
+				continue;
+			unit = xmlGetProp(m, (const xmlChar *)"unit");
+			text = xmlNodeGetContent(m);
+			/* libvirt writes a cell's memory in KiB */
+			if ((!unit || !strcmp((const char *)unit, "KiB")) && text &&
+			    g_ascii_string_to_unsigned((const char *)text, 10, 0, G_MAXUINT64 / 1024,
+						       &kib, NULL)) {
+				n->memtotal = kib * 1024;
+				n->has_memtotal = true;
+			}
+			xmlFree(unit);
+			xmlFree(text);
+		}
+		xmlFree(id);
+	}
+	xmlXPathFreeObject(cells);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	return ok;
+}
+
+/* "dmem-node<N>" -> N */
+static bool pool_node(const char *name, guint64 *node)
+{
+	return g_str_has_prefix(name, CAP_POOL_PREFIX) &&
+	       g_ascii_string_to_unsigned(name + strlen(CAP_POOL_PREFIX), 10, 0,
+					  DMEM_MAX_NODES - 1, node, NULL);
+}
+
+/* The dmem of each node from its storage pool, refreshed where the connection may. */
+static gboolean read_pools(cap_host *h, virConnectPtr conn, cap_remote *r, GError **error)
+{
+	virStoragePoolPtr *pools = NULL;
+	gboolean ok = TRUE;
+	int n = virConnectListAllStoragePools(conn, &pools, VIR_CONNECT_LIST_STORAGE_POOLS_ACTIVE);
+
+	if (n < 0) {
+		libvirt_error(error, "--connect", "cannot list the storage pools of", r->uri);
+		return FALSE;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *name = virStoragePoolGetName(pools[i]);
+		virStoragePoolInfo info;
+		guint64 id;
+		cap_node *node;
+
+		if (ok && pool_node(name, &id)) {
+			g_autofree char *what = g_strdup_printf("%s of %s", name, r->uri);
+
+			if (r->refreshed && virStoragePoolRefresh(pools[i], 0) < 0) {
+				libvirt_error(error, "--connect", "cannot refresh the storage pool", what);
+				ok = FALSE;
+			} else if (virStoragePoolGetInfo(pools[i], &info) < 0) {
+				libvirt_error(error, "--connect", "cannot read the storage pool", what);
+				ok = FALSE;
+			} else if ((node = cap_host_node(h, id, error)) == NULL) {
+				ok = FALSE;
+			} else {
+				node->dmem_total = info.capacity;
+				node->dmem_free = MIN(info.available, info.capacity);
+				node->dmem_used = info.capacity - node->dmem_free;
+				h->has_dmem = true;
+				r->pools++;
+			}
+		}
+		virStoragePoolFree(pools[i]);
+	}
+	free(pools);
+	return ok;
+}
+
+gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error)
+{
+	virConnectPtr conn;
+	virNodeInfo ni;
+	gboolean ok;
+
+	virSetErrorFunc(NULL, quiet);
+	xmlSetGenericErrorFunc(NULL, quiet_xml);
+	h->live = true;
+	h->remote = true;
+	h->nnodes = 0;
+	/* read-write refreshes the pools; read-only reads the last refresh */
+	conn = virConnectOpen(r->uri);
+	r->refreshed = conn != NULL;
+	if (!conn)
+		conn = virConnectOpenReadOnly(r->uri);
+	if (!conn) {
+		libvirt_error(error, "--connect", "cannot connect to", r->uri);
+		return FALSE;
+	}
+	r->hostname = virConnectGetHostname(conn);
+	ok = read_capabilities(h, conn, r, error) && read_pools(h, conn, r, error);
+	if (ok && virNodeGetInfo(conn, &ni) < 0) {
+		libvirt_error(error, "--connect", "cannot read the node info of", r->uri);
+		ok = FALSE;
+	}
+	virConnectClose(conn);
+	if (!ok)
+		return FALSE;
+	h->memtotal = (uint64_t)ni.memory * 1024;
+	h->has_memtotal = true;
+	if (!h->nnodes || !h->node[0].has_memtotal) {
+		/* no NUMA cells in the capabilities: all of it on node 0 */
+		cap_node *n = cap_host_node(h, 0, error);
+
+		n->memtotal = h->memtotal;
+		n->has_memtotal = true;
+	}
+	cap_host_node_ram(h);
+	return TRUE;
 }

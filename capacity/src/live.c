@@ -33,7 +33,7 @@ static bool meminfo_total(const char *path, uint64_t *v)
 	return true;
 }
 
-static cap_node *get_node(cap_host *h, guint64 id, GError **error)
+cap_node *cap_host_node(cap_host *h, guint64 id, GError **error)
 {
 	int i = cap_host_index(h, (int)id);
 
@@ -71,7 +71,7 @@ static gboolean scan_nodes(cap_host *h, const char *dir, uint64_t block, GError 
 		    !g_ascii_string_to_unsigned(e + 4, 10, 0, DMEM_MAX_NODES - 1, &id, NULL) ||
 		    !g_file_test(sub, G_FILE_TEST_IS_DIR))
 			continue;
-		n = get_node(h, id, error);
+		n = cap_host_node(h, id, error);
 		if (!n)
 			return FALSE;
 		n->has_memtotal = meminfo_total(mi, &n->memtotal);
@@ -93,7 +93,7 @@ static gboolean read_pool(cap_host *h, const char *dir, GError **error)
 		return FALSE;
 	for (guint i = 0; i < stats->len; i++) {
 		const DmemNodeStat *st = &g_array_index(stats, DmemNodeStat, i);
-		cap_node *n = get_node(h, st->node, error);
+		cap_node *n = cap_host_node(h, st->node, error);
 
 		if (!n)
 			return FALSE;
@@ -138,10 +138,20 @@ gboolean cap_host_from_root(cap_host *h, const char *root, GError **error)
 			return FALSE;
 		}
 		/* no NUMA: one node 0 with the host's MemTotal */
-		n = get_node(h, 0, error);
+		n = cap_host_node(h, 0, error);
 		n->memtotal = h->memtotal;
 		n->has_memtotal = true;
 	}
+	cap_host_node_ram(h);
+	return TRUE;
+}
+
+/*
+ * Each node's RAM, from its memory blocks, else from its MemTotal and dmem
+ * (see the top of this file).
+ */
+void cap_host_node_ram(cap_host *h)
+{
 	for (int i = 0; i < h->nnodes; i++) {
 		cap_node *n = &h->node[i];
 
@@ -158,5 +168,4 @@ gboolean cap_host_from_root(cap_host *h, const char *root, GError **error)
 			n->ram_src = CAP_SRC_MODELLED;
 		}
 	}
-	return TRUE;
 }

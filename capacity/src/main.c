@@ -16,7 +16,10 @@ static const char usage_text[] =
 	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
 	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
 	"                     [--libvirt [URI]] [--json | --prometheus] [--svg FILE] [--recommend]\n"
-	"Without --host the live host under --root (default /) is read.\n"
+	"       dmem-capacity --connect URI [--connect URI]... [--guest ...] [--xml FILE]...\n"
+	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--json | --prometheus]\n"
+	"Without --host the live host under --root (default /) is read; --connect reads\n"
+	"each host over libvirt (dmem from its storage pools dmem-node<N>).\n"
 	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).\n";
 
 static void G_GNUC_NORETURN die(int code, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
@@ -37,7 +40,7 @@ static void die(int code, const char *fmt, ...)
 
 typedef struct {
 	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg;
-	GPtrArray *guests, *xmls;
+	GPtrArray *guests, *xmls, *connects;
 	bool json, libvirt, recommend, prometheus;
 	const char *libvirt_uri;
 } opts;
@@ -99,6 +102,8 @@ static void parse_args(opts *o, int argc, char **argv)
 			o->dpage_meta = v;
 		} else if (takes(a, "--guest", &i, argc, argv, &v)) {
 			g_ptr_array_add(o->guests, (gpointer)v);
+		} else if (takes(a, "--connect", &i, argc, argv, &v)) {
+			g_ptr_array_add(o->connects, (gpointer)v);
 		} else if (takes(a, "--xml", &i, argc, argv, &v)) {
 			g_ptr_array_add(o->xmls, (gpointer)v);
 		} else if (takes(a, "--svg", &i, argc, argv, &v)) {
@@ -109,7 +114,8 @@ static void parse_args(opts *o, int argc, char **argv)
 	}
 }
 
-static void build_host(cap_host *h, const opts *o)
+/* What the options say of any host: page size, reserve, dpage metadata. */
+static void host_options(cap_host *h, const opts *o)
 {
 	g_autoptr(GError) e = NULL;
 
@@ -127,8 +133,13 @@ static void build_host(cap_host *h, const opts *o)
 	if (o->dpage_meta &&
 	    !g_ascii_string_to_unsigned(o->dpage_meta, 10, 0, 4096, &h->dpage_meta, NULL))
 		die(CAP_EXIT_USAGE, "--dpage-meta: '%s' is not a byte count 0..4096", o->dpage_meta);
-	if (o->json && o->prometheus)
-		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
+}
+
+static void build_host(cap_host *h, const opts *o)
+{
+	g_autoptr(GError) e = NULL;
+
+	host_options(h, o);
 	if (o->dmem && !o->host)
 		die(CAP_EXIT_USAGE, "--dmem describes a planned host and needs --host");
 	if (o->host) {
@@ -145,39 +156,109 @@ static void build_host(cap_host *h, const opts *o)
 	}
 }
 
+/* The guest shapes of the options, against @h's nodes. */
+static GPtrArray *build_shapes(const cap_host *h, const opts *o)
+{
+	GPtrArray *shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
+	g_autoptr(GError) e = NULL;
+
+	for (guint i = 0; i < o->guests->len; i++) {
+		cap_shape *s = cap_shape_from_spec(h, o->guests->pdata[i], &e);
+
+		if (!s)
+			die(CAP_EXIT_USAGE, "%s", e->message);
+		g_ptr_array_add(shapes, s);
+	}
+	for (guint i = 0; i < o->xmls->len; i++) {
+		cap_shape *s = cap_shape_from_xml_file(h, o->xmls->pdata[i], &e);
+
+		if (!s)
+			die(CAP_EXIT_USAGE, "%s", e->message);
+		g_ptr_array_add(shapes, s);
+	}
+	if (o->libvirt && !cap_shapes_from_libvirt(h, o->libvirt_uri, shapes, &e)) {
+		bool env = g_error_matches(e, CAP_ERROR, CAP_ERROR_ENVIRONMENT);
+
+		die(env ? CAP_EXIT_ERROR : CAP_EXIT_USAGE, "%s", e->message);
+	}
+	return shapes;
+}
+
+static int print(char *out)
+{
+	fputs(out, stdout);
+	g_free(out);
+	return fflush(stdout) ? CAP_EXIT_ERROR : CAP_EXIT_OK;
+}
+
+/*
+ * --connect: every host read over libvirt, a report each.  A host that
+ * cannot be read gets one stderr line and an error row, the others are
+ * still reported, and the exit status is 1.
+ */
+static int run_fleet(const opts *o)
+{
+	int n = (int)o->connects->len, rc, failed = 0;
+	g_autofree cap_fleet_host *f = g_new0(cap_fleet_host, (size_t)n);
+
+	if (o->host || o->root || o->dmem || o->svg)
+		die(CAP_EXIT_USAGE, "--connect reads live hosts: it excludes --host, --dmem, --root and --svg");
+	for (int j = 0; j < n; j++) {
+		cap_fleet_host *h = &f[j];
+		g_autoptr(GError) e = NULL;
+
+		h->remote.uri = o->connects->pdata[j];
+		h->same_as = -1;
+		host_options(&h->host, o);
+		if (!cap_host_from_libvirt(&h->host, &h->remote, &e)) {
+			h->error = g_strdup(e->message);
+			fprintf(stderr, "dmem-capacity: error: %s\n", e->message);
+			failed++;
+			continue;
+		}
+		cap_host_measure_reserve(&h->host);
+		for (int k = 0; k < j && h->remote.uuid; k++)
+			if (!f[k].error && f[k].same_as < 0 && !g_strcmp0(f[k].remote.uuid, h->remote.uuid))
+				h->same_as = k;
+		h->shapes = build_shapes(&h->host, o);
+		cap_report_build(&h->rep, &h->host, (cap_shape **)h->shapes->pdata, (int)h->shapes->len);
+		h->rep.recommend = o->recommend;
+	}
+	rc = print(o->json ? cap_fleet_json(f, n) :
+		   o->prometheus ? cap_fleet_prometheus(f, n) : cap_fleet_table(f, n));
+	for (int j = 0; j < n; j++) {
+		if (!f[j].error) {
+			cap_report_clear(&f[j].rep);
+			g_ptr_array_free(f[j].shapes, TRUE);
+		}
+		g_free(f[j].error);
+		g_free(f[j].remote.hostname);
+		g_free(f[j].remote.uuid);
+	}
+	return failed ? CAP_EXIT_ERROR : rc;
+}
+
 int main(int argc, char **argv)
 {
 	opts o = { 0 };
 	cap_host host;
 	cap_report rep;
-	g_autoptr(GPtrArray) shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
+	g_autoptr(GPtrArray) shapes = NULL;
 	g_autoptr(GError) e = NULL;
+	int rc;
 
 	o.guests = g_ptr_array_new();
 	o.xmls = g_ptr_array_new();
+	o.connects = g_ptr_array_new();
 	parse_args(&o, argc, argv);
+	if (o.json && o.prometheus)
+		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
+	if (o.connects->len) {
+		rc = run_fleet(&o);
+		goto out;
+	}
 	build_host(&host, &o);
-
-	for (guint i = 0; i < o.guests->len; i++) {
-		cap_shape *s = cap_shape_from_spec(&host, o.guests->pdata[i], &e);
-
-		if (!s)
-			die(CAP_EXIT_USAGE, "%s", e->message);
-		g_ptr_array_add(shapes, s);
-	}
-	for (guint i = 0; i < o.xmls->len; i++) {
-		cap_shape *s = cap_shape_from_xml_file(&host, o.xmls->pdata[i], &e);
-
-		if (!s)
-			die(CAP_EXIT_USAGE, "%s", e->message);
-		g_ptr_array_add(shapes, s);
-	}
-	if (o.libvirt && !cap_shapes_from_libvirt(&host, o.libvirt_uri, shapes, &e)) {
-		bool env = g_error_matches(e, CAP_ERROR, CAP_ERROR_ENVIRONMENT);
-
-		die(env ? CAP_EXIT_ERROR : CAP_EXIT_USAGE, "%s", e->message);
-	}
-
+	shapes = build_shapes(&host, &o);
 	cap_report_build(&rep, &host, (cap_shape **)shapes->pdata, (int)shapes->len);
 	rep.recommend = o.recommend;
 	if (o.svg) {
@@ -186,14 +267,12 @@ int main(int argc, char **argv)
 		if (!g_file_set_contents(o.svg, svg, -1, &e))
 			die(CAP_EXIT_ERROR, "--svg: %s", e->message);
 	}
-	{
-		g_autofree char *out = o.json ? cap_report_json(&rep) :
-				       o.prometheus ? cap_report_prometheus(&rep) : cap_report_table(&rep);
-
-		fputs(out, stdout);
-	}
+	rc = print(o.json ? cap_report_json(&rep) :
+		   o.prometheus ? cap_report_prometheus(&rep) : cap_report_table(&rep));
 	cap_report_clear(&rep);
+out:
 	g_ptr_array_free(o.guests, TRUE);
 	g_ptr_array_free(o.xmls, TRUE);
-	return fflush(stdout) ? CAP_EXIT_ERROR : CAP_EXIT_OK;
+	g_ptr_array_free(o.connects, TRUE);
+	return rc;
 }

@@ -39,7 +39,9 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 		r->keep = MAX(r->keep, k);
 	}
 	r->keep = cap_round_up(r->keep, CAP_MIB);
-	if (h->live && !h->has_dmem)
+	if (h->remote && !h->has_dmem)
+		warn(r, g_strdup("no active storage pool named " CAP_POOL_PREFIX "<N>: the dmem figures are zero"));
+	else if (h->live && !h->has_dmem)
 		warn(r, g_strdup("no dmem pool found (sys/kernel/mm/dmem): the dmem figures are zero"));
 	for (int i = 0; i < h->nnodes && r->present[CAP_M_DMEM_BOOTED]; i++) {
 		const cap_model *d = &r->models[CAP_M_DMEM_BOOTED];
@@ -413,17 +415,9 @@ static void json_shape(JsonBuilder *b, const cap_report *r, int s)
 	json_builder_end_object(b);
 }
 
-char *cap_report_json(const cap_report *r)
+/* host, models, shapes, recommend and warnings: the members of one report */
+static void json_report(JsonBuilder *b, const cap_report *r)
 {
-	g_autoptr(JsonBuilder) b = json_builder_new();
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	g_autoptr(JsonNode) root = NULL;
-	g_autofree char *text = NULL;
-
-	json_builder_begin_object(b);
-	jstr(b, "tool", "dmem-capacity");
-	jint(b, "format", 1);
-	jstr(b, "mode", r->host->live ? "live" : "planning");
 	json_host(b, r->host);
 	json_models(b, r);
 	json_builder_set_member_name(b, "shapes");
@@ -448,11 +442,30 @@ char *cap_report_json(const cap_report *r)
 	for (int i = 0; i < r->nwarnings; i++)
 		json_builder_add_string_value(b, r->warnings[i]);
 	json_builder_end_array(b);
-	json_builder_end_object(b);
-	root = json_builder_get_root(b);
+}
+
+static char *json_text(JsonBuilder *b)
+{
+	g_autoptr(JsonGenerator) gen = json_generator_new();
+	g_autoptr(JsonNode) root = json_builder_get_root(b);
+	g_autofree char *text = NULL;
+
 	json_generator_set_root(gen, root);
 	text = json_generator_to_data(gen, NULL);
 	return g_strconcat(text, "\n", NULL);
+}
+
+char *cap_report_json(const cap_report *r)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+
+	json_builder_begin_object(b);
+	jstr(b, "tool", "dmem-capacity");
+	jint(b, "format", 1);
+	jstr(b, "mode", r->host->live ? "live" : "planning");
+	json_report(b, r);
+	json_builder_end_object(b);
+	return json_text(b);
 }
 
 static void xesc(GString *o, const char *s)
@@ -580,12 +593,26 @@ static void pmetric(GString *o, const char *name, const char *help)
 	g_string_append_printf(o, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
+/* host="NAME",uri="URI", of a fleet host; nothing for one host */
+static void phost(GString *o, const cap_remote *h)
+{
+	if (!h)
+		return;
+	g_string_append(o, "host=\"");
+	plabel(o, h->hostname ? h->hostname : h->uri);
+	g_string_append(o, "\",uri=\"");
+	plabel(o, h->uri);
+	g_string_append(o, "\",");
+}
+
 /*
  * node_exporter's textfile collector format (write it to a .prom file in
  * its --collector.textfile.directory): the pool per node, and how many
- * guests of each shape fit in each model.
+ * guests of each shape fit in each model, of each of @n reports, labelled
+ * with their host when @hosts is given.  Every metric's samples follow its
+ * HELP and TYPE, as the format wants.
  */
-char *cap_report_prometheus(const cap_report *r)
+static char *prometheus(const cap_report *const *reps, const cap_remote *const *hosts, int n)
 {
 	static const struct {
 		const char *name, *help;
@@ -603,30 +630,291 @@ char *cap_report_prometheus(const cap_report *r)
 		{ "dmem_pool_poisoned_bytes", "dmem quarantined after memory errors on the node",
 		  offsetof(cap_node, dmem_poisoned) },
 	};
-	const cap_host *h = r->host;
 	GString *o = g_string_new(NULL);
 
 	for (size_t k = 0; k < G_N_ELEMENTS(pool); k++) {
 		pmetric(o, pool[k].name, pool[k].help);
-		for (int i = 0; i < h->nnodes; i++) {
-			const cap_node *n = &h->node[i];
+		for (int j = 0; j < n; j++) {
+			const cap_host *h = reps[j]->host;
 
-			g_string_append_printf(o, "%s{node=\"%d\"} %" G_GUINT64_FORMAT "\n", pool[k].name,
-					       n->id, *(const uint64_t *)((const char *)n + pool[k].off));
+			for (int i = 0; i < h->nnodes; i++) {
+				const cap_node *nd = &h->node[i];
+
+				g_string_append_printf(o, "%s{", pool[k].name);
+				phost(o, hosts ? hosts[j] : NULL);
+				g_string_append_printf(o, "node=\"%d\"} %" G_GUINT64_FORMAT "\n", nd->id,
+						       *(const uint64_t *)((const char *)nd + pool[k].off));
+			}
 		}
 	}
 	pmetric(o, "dmem_capacity_reserve_bytes", "host reserve that every model leaves");
-	g_string_append_printf(o, "dmem_capacity_reserve_bytes %" G_GUINT64_FORMAT "\n", h->reserve);
+	for (int j = 0; j < n; j++) {
+		g_string_append(o, "dmem_capacity_reserve_bytes");
+		if (hosts) {
+			g_string_append_c(o, '{');
+			phost(o, hosts[j]);
+			g_string_truncate(o, o->len - 1); /* the trailing comma */
+			g_string_append_c(o, '}');
+		}
+		g_string_append_printf(o, " %" G_GUINT64_FORMAT "\n", reps[j]->host->reserve);
+	}
 	pmetric(o, "dmem_capacity_guests", "guests of the shape that fit per host in the model");
-	for (int s = 0; s < r->nshapes; s++) {
-		for (int m = 0; m < CAP_M_COUNT; m++) {
-			if (!r->present[m])
-				continue;
-			g_string_append(o, "dmem_capacity_guests{shape=\"");
-			plabel(o, r->shapes[s]->name);
-			g_string_append_printf(o, "\",model=\"%s\"} %" G_GUINT64_FORMAT "\n", r->models[m].key,
-					       r->fits[s * CAP_M_COUNT + m].per_host);
+	for (int j = 0; j < n; j++) {
+		const cap_report *r = reps[j];
+
+		for (int s = 0; s < r->nshapes; s++) {
+			for (int m = 0; m < CAP_M_COUNT; m++) {
+				if (!r->present[m])
+					continue;
+				g_string_append(o, "dmem_capacity_guests{");
+				phost(o, hosts ? hosts[j] : NULL);
+				g_string_append(o, "shape=\"");
+				plabel(o, r->shapes[s]->name);
+				g_string_append_printf(o, "\",model=\"%s\"} %" G_GUINT64_FORMAT "\n",
+						       r->models[m].key,
+						       r->fits[s * CAP_M_COUNT + m].per_host);
+			}
 		}
 	}
 	return g_string_free(o, FALSE);
+}
+
+char *cap_report_prometheus(const cap_report *r)
+{
+	return prometheus(&r, NULL, 1);
+}
+
+/* -------------------------------------------------------------------- */
+/* --connect: one row per host, and the fleet's total                     */
+/* -------------------------------------------------------------------- */
+
+/* the models of the fleet table, and the peers that "gain" compares with */
+static const cap_model_id fleet_models[] = {
+	CAP_M_DMEM_FREE, CAP_M_DMEM_BOOTED, CAP_M_DMEM, CAP_M_2M_HVO, CAP_M_1G_HVO, CAP_M_4K,
+};
+
+static bool fleet_counts(const cap_fleet_host *f)
+{
+	return !f->error && f->same_as < 0;
+}
+
+/* guests of shape @s in model @m on host @f, -1 where the model is absent */
+static gint64 fleet_fit(const cap_fleet_host *f, int s, cap_model_id m)
+{
+	if (f->error || s >= f->rep.nshapes || !f->rep.present[m])
+		return -1;
+	return (gint64)f->rep.fits[s * CAP_M_COUNT + m].per_host;
+}
+
+/* dmem as booted against the better of hugetlbfs 2M and 1G with HVO */
+static gint64 fleet_gain(const cap_fleet_host *f, int s)
+{
+	gint64 d = fleet_fit(f, s, CAP_M_DMEM_BOOTED);
+
+	if (d < 0)
+		return G_MININT64;
+	return d - MAX(fleet_fit(f, s, CAP_M_2M_HVO), fleet_fit(f, s, CAP_M_1G_HVO));
+}
+
+static void fleet_cell(GString *o, gint64 v, int width)
+{
+	if (v < 0)
+		g_string_append_printf(o, " %*s", width, "-");
+	else
+		g_string_append_printf(o, " %*" G_GINT64_FORMAT, width, v);
+}
+
+char *cap_fleet_table(const cap_fleet_host *f, int n)
+{
+	GString *o = g_string_new(NULL);
+	int nshapes = 0;
+
+	for (int j = 0; j < n; j++)
+		if (!f[j].error)
+			nshapes = MAX(nshapes, f[j].rep.nshapes);
+	g_string_append_printf(o, "dmem-capacity: %d host%s over libvirt. dmem per node: the dir storage "
+			       "pools " CAP_POOL_PREFIX "<N> (statfs of a dmemfs nodes=N mount),\n"
+			       "refreshed first on read-write connections; RAM modelled from each "
+			       "node's MemTotal; reserve measured per host.\n\n",
+			       n, n == 1 ? "" : "s");
+	g_string_append_printf(o, "%-3s %-16s %-28s %5s %12s %12s %12s %12s  %s\n", "#", "host", "uri",
+			       "nodes", "RAM", "reserve", "dmem total", "dmem free", "pools");
+	for (int j = 0; j < n; j++) {
+		const cap_fleet_host *h = &f[j];
+		uint64_t total = 0, free = 0;
+		g_autofree char *ram = NULL, *res = NULL, *dt = NULL, *df = NULL;
+
+		g_string_append_printf(o, "%-3d %-16s %-28s", j + 1,
+				       h->remote.hostname ? h->remote.hostname : "?", h->remote.uri);
+		if (h->error) {
+			g_string_append_printf(o, "  cannot be read: %s\n", h->error);
+			continue;
+		}
+		for (int i = 0; i < h->host.nnodes; i++) {
+			total += h->host.node[i].dmem_total;
+			free += h->host.node[i].dmem_free;
+		}
+		ram = cap_format_size(cap_host_ram(&h->host));
+		res = cap_format_size(h->host.reserve);
+		dt = cap_format_size(total);
+		df = cap_format_size(free);
+		g_string_append_printf(o, " %5d %12s %12s %12s %12s  %d%s", h->host.nnodes, ram, res,
+				       dt, df, h->remote.pools,
+				       h->remote.refreshed ? ", refreshed" : ", as last refreshed");
+		if (h->same_as >= 0)
+			g_string_append_printf(o, "; same host as #%d, not in the total",
+					       h->same_as + 1);
+		g_string_append(o, "\n");
+	}
+
+	for (int s = 0; s < nshapes; s++) {
+		const cap_shape *sh = NULL;
+		gint64 sum[G_N_ELEMENTS(fleet_models)] = { 0 }, gain = 0;
+		bool has_gain = false;
+
+		for (int j = 0; j < n && !sh; j++)
+			if (!f[j].error && s < f[j].rep.nshapes)
+				sh = f[j].rep.shapes[s];
+		g_string_append_printf(o, "\nguest \"%s\" (%s): guests that fit per host\n", sh->name,
+				       sh->origin);
+		g_string_append_printf(o, "%-3s %-16s %9s %9s %9s %9s %9s %9s %9s\n", "#", "host",
+				       "dmem free", "dmem", "dmem eq.", "2M+HVO", "1G+HVO", "4K", "gain");
+		for (int j = 0; j < n; j++) {
+			const cap_fleet_host *h = &f[j];
+			gint64 g = fleet_gain(h, s);
+
+			if (h->error)
+				continue;
+			g_string_append_printf(o, "%-3d %-16s", j + 1,
+					       h->remote.hostname ? h->remote.hostname : "?");
+			for (size_t m = 0; m < G_N_ELEMENTS(fleet_models); m++) {
+				gint64 v = fleet_fit(h, s, fleet_models[m]);
+
+				fleet_cell(o, v, 9);
+				if (fleet_counts(h) && v > 0)
+					sum[m] += v;
+			}
+			if (g == G_MININT64)
+				g_string_append_printf(o, " %9s", "no dmem");
+			else
+				g_string_append_printf(o, " %+9" G_GINT64_FORMAT, g);
+			if (fleet_counts(h) && g != G_MININT64) {
+				gain += g;
+				has_gain = true;
+			}
+			g_string_append(o, "\n");
+		}
+		g_string_append_printf(o, "%-3s %-16s", "", "total");
+		for (size_t m = 0; m < G_N_ELEMENTS(fleet_models); m++)
+			fleet_cell(o, sum[m], 9);
+		if (has_gain)
+			g_string_append_printf(o, " %+9" G_GINT64_FORMAT "\n", gain);
+		else
+			g_string_append_printf(o, " %9s\n", "-");
+	}
+	if (!nshapes)
+		g_string_append(o, "\n(no guest shape given: use --guest, --xml or --libvirt)\n");
+	g_string_append(o, "\ncolumns: dmem free = in the free pool now; dmem = the pool as booted; dmem eq. = "
+			   "the pool that the same\nreserve would leave; gain = dmem minus the better of "
+			   "hugetlbfs 2M and 1G with HVO, on the same reserve.\n");
+	for (int j = 0; j < n; j++) {
+		for (int i = 0; !f[j].error && i < f[j].rep.nwarnings; i++)
+			g_string_append_printf(o, "warning: #%d %s: %s\n", j + 1, f[j].remote.uri,
+					       f[j].rep.warnings[i]);
+	}
+	return g_string_free(o, FALSE);
+}
+
+char *cap_fleet_json(const cap_fleet_host *f, int n)
+{
+	g_autoptr(JsonBuilder) b = json_builder_new();
+	int nshapes = 0;
+
+	json_builder_begin_object(b);
+	jstr(b, "tool", "dmem-capacity");
+	jint(b, "format", 1);
+	jstr(b, "mode", "fleet");
+	json_builder_set_member_name(b, "hosts");
+	json_builder_begin_array(b);
+	for (int j = 0; j < n; j++) {
+		const cap_fleet_host *h = &f[j];
+
+		json_builder_begin_object(b);
+		jstr(b, "uri", h->remote.uri);
+		if (h->remote.hostname)
+			jstr(b, "hostname", h->remote.hostname);
+		if (h->remote.uuid)
+			jstr(b, "uuid", h->remote.uuid);
+		if (h->error) {
+			jstr(b, "error", h->error);
+		} else {
+			json_builder_set_member_name(b, "refreshed");
+			json_builder_add_boolean_value(b, h->remote.refreshed);
+			jint(b, "dmem_pools", (uint64_t)h->remote.pools);
+			if (h->same_as >= 0)
+				jint(b, "same_host_as", (uint64_t)h->same_as);
+			json_report(b, &h->rep);
+			nshapes = MAX(nshapes, h->rep.nshapes);
+		}
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+
+	/* the total: every host counted once */
+	json_builder_set_member_name(b, "total");
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "shapes");
+	json_builder_begin_array(b);
+	for (int s = 0; s < nshapes; s++) {
+		const cap_shape *sh = NULL;
+
+		for (int j = 0; j < n && !sh; j++)
+			if (!f[j].error && s < f[j].rep.nshapes)
+				sh = f[j].rep.shapes[s];
+		json_builder_begin_object(b);
+		jstr(b, "name", sh->name);
+		json_builder_set_member_name(b, "fit");
+		json_builder_begin_array(b);
+		for (int m = 0; m < CAP_M_COUNT; m++) {
+			uint64_t sum = 0;
+			const char *key = NULL;
+
+			for (int j = 0; j < n; j++) {
+				gint64 v = fleet_fit(&f[j], s, (cap_model_id)m);
+
+				if (v < 0 || !fleet_counts(&f[j]))
+					continue;
+				sum += (uint64_t)v;
+				key = f[j].rep.models[m].key;
+			}
+			if (!key)
+				continue;
+			json_builder_begin_object(b);
+			jstr(b, "model", key);
+			jint(b, "guests", sum);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
+	json_builder_end_array(b);
+	json_builder_end_object(b);
+	json_builder_end_object(b);
+	return json_text(b);
+}
+
+/* The hosts that were read, each once. */
+char *cap_fleet_prometheus(const cap_fleet_host *f, int n)
+{
+	g_autofree const cap_report **reps = g_new0(const cap_report *, (size_t)n + 1);
+	g_autofree const cap_remote **hosts = g_new0(const cap_remote *, (size_t)n + 1);
+	int k = 0;
+
+	for (int j = 0; j < n; j++) {
+		if (!fleet_counts(&f[j]))
+			continue;
+		reps[k] = &f[j].rep;
+		hosts[k++] = &f[j].remote;
+	}
+	return prometheus(reps, hosts, k);
 }

@@ -1142,6 +1142,146 @@ static void test_cli_libvirt(void)
 	}
 }
 
+/*
+ * --connect: the test driver as a fleet.  A custom node file has the
+ * storage pools dmem-node0 and dmem-node1 (the driver gives every pool
+ * 100 GiB, all available); test:///default has none.  The test driver
+ * has no host UUID: that a second connection to a host counts once is
+ * checked in L1 (accept.capacity-fleet).
+ */
+static const char fleet_node[] =
+	"<node><cpu><mhz>2000</mhz><model>i686</model><active>4</active><max>4</max>"
+	"<nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>1</threads></cpu>"
+	"<memory>16777216</memory>"
+	"<pool type='dir'><name>dmem-node0</name><target><path>/run/d0</path></target></pool>"
+	"<pool type='dir'><name>dmem-node1</name><target><path>/run/d1</path></target></pool>"
+	"<pool type='dir'><name>dmem-nodeX</name><target><path>/run/dx</path></target></pool>"
+	"</node>";
+
+static gint64 total_json(JsonObject *root, const char *model)
+{
+	JsonObject *t = json_object_get_object_member(root, "total");
+	JsonArray *s = t ? json_object_get_array_member(t, "shapes") : NULL;
+	JsonObject *f;
+
+	if (!s || !json_array_get_length(s))
+		return -1;
+	f = find_by(json_object_get_array_member(json_array_get_object_element(s, 0), "fit"),
+		    "model", model);
+	return f ? json_object_get_int_member(f, "guests") : -1;
+}
+
+static void test_cli_connect(void)
+{
+	g_autofree char *node = write_tmp("fleet-node.xml", fleet_node);
+	g_autofree char *uri = g_strdup_printf("test://%s", node);
+	const char *args[] = { "--connect", uri, "--connect", "test:///default", "--guest", "1G",
+			       "--json", NULL };
+	JsonNode *root = run_json(args);
+	JsonObject *o, *h0, *h1;
+	JsonArray *hosts, *nodes;
+
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	o = json_node_get_object(root);
+	g_assert_cmpstr(json_object_get_string_member(o, "mode"), ==, "fleet");
+	hosts = json_object_get_array_member(o, "hosts");
+	g_assert_cmpint(json_array_get_length(hosts), ==, 2);
+	h0 = json_array_get_object_element(hosts, 0);
+	h1 = json_array_get_object_element(hosts, 1);
+	/* the custom host: two pools (dmem-nodeX is not a node), refreshed read-write */
+	g_assert_cmpstr(json_object_get_string_member(h0, "uri"), ==, uri);
+	g_assert_cmpint(json_object_get_int_member(h0, "dmem_pools"), ==, 2);
+	g_assert_true(json_object_get_boolean_member(h0, "refreshed"));
+	nodes = json_object_get_array_member(json_object_get_object_member(h0, "host"), "nodes");
+	g_assert_cmpint(json_array_get_length(nodes), ==, 2);
+	for (guint i = 0; i < json_array_get_length(nodes); i++) {
+		JsonObject *n = json_array_get_object_element(nodes, i);
+
+		g_assert_cmpint(json_object_get_int_member(n, "dmem_total_bytes"), ==, (gint64)G(100));
+		g_assert_cmpint(json_object_get_int_member(n, "dmem_free_bytes"), ==, (gint64)G(100));
+	}
+	/* 100 GiB a node: 100 1G guests a node, and as many in the free pool */
+	g_assert_cmpint(fit_json(h0, 0, "dmem-booted"), ==, 200);
+	g_assert_cmpint(fit_json(h0, 0, "dmem-free"), ==, 200);
+	/* test:///default: no dmem, a warning that says why */
+	g_assert_cmpint(json_object_get_int_member(h1, "dmem_pools"), ==, 0);
+	g_assert_cmpint(fit_json(h1, 0, "dmem-booted"), ==, -1);
+	g_assert_true(g_str_has_prefix(json_array_get_string_element(
+		json_object_get_array_member(h1, "warnings"), 0), "no active storage pool named dmem-node"));
+	/* the total: both hosts */
+	g_assert_false(json_object_has_member(h1, "same_host_as"));
+	g_assert_cmpint(total_json(o, "dmem-booted"), ==, 200);
+	g_assert_cmpint(total_json(o, "struct-page-4k"), ==,
+			fit_json(h0, 0, "struct-page-4k") + fit_json(h1, 0, "struct-page-4k"));
+	json_node_unref(root);
+}
+
+/* --connect in table and --prometheus form, a host that cannot be read, bad combinations */
+static void test_cli_connect_forms(void)
+{
+	g_autofree char *node = write_tmp("fleet-node.xml", fleet_node);
+	g_autofree char *uri = g_strdup_printf("test://%s", node);
+	const char *table[] = { "--connect", uri, "--connect", "test:///default", "--guest", "1G",
+				NULL };
+	const char *prom[] = { "--connect", uri, "--connect", "test:///default", "--guest", "1G",
+			       "--prometheus", NULL };
+	const char *down[] = { "--connect", "test:///nonexistent/x.xml", "--connect", uri,
+			       "--guest", "1G", "--json", NULL };
+	const char *bad[] = { "--connect", uri, "--host", "node0=1G", NULL };
+	g_autofree char *out = NULL, *err = NULL, *pout = NULL, *perr = NULL;
+	g_autofree char *dout = NULL, *derr = NULL, *bout = NULL, *berr = NULL;
+	g_autofree char *sample = NULL;
+	g_auto(GStrv) lines = NULL;
+	JsonNode *root;
+
+	g_assert_cmpint(run_cli(table, &out, &err), ==, 0);
+	if (out) {
+		g_assert_nonnull(strstr(out, "\n2   "));
+		g_assert_nonnull(strstr(out, " 2, refreshed\n"));
+		g_assert_true(g_regex_match_simple("\\n +total +200 +200 ", out, 0, 0));
+	}
+
+	g_assert_cmpint(run_cli(prom, &pout, &perr), ==, 0);
+	if (pout) {
+		sample = g_strdup_printf("\ndmem_pool_total_bytes{host=\"%s\",uri=\"%s\",node=\"1\"} %"
+					 G_GUINT64_FORMAT "\n", g_get_host_name(), uri, G(100));
+		g_assert_nonnull(strstr(pout, sample));
+		g_assert_nonnull(strstr(pout, ",uri=\"test:///default\",shape=\"1G\",model=\"struct-page-4k\"} "));
+		/* one HELP and TYPE a metric, whatever the number of hosts */
+		g_assert_null(strstr(strstr(pout, "# TYPE dmem_pool_total_bytes") + 1,
+				     "# TYPE dmem_pool_total_bytes"));
+		lines = g_strsplit(pout, "\n", -1);
+		for (int i = 0; lines[i]; i++)
+			if (*lines[i] && lines[i][0] != '#')
+				g_assert_true(g_regex_match_simple(
+					"^[a-z_]+(\\{[a-z]+=\"[^\"]*\"(,[a-z]+=\"[^\"]*\")*\\})? [0-9]+$",
+					lines[i], 0, 0));
+	}
+
+	/* a host down: one stderr line, an error entry, the others reported, exit 1 */
+	g_assert_cmpint(run_cli(down, &dout, &derr), ==, 1);
+	if (derr) {
+		g_assert_true(g_str_has_prefix(derr, "dmem-capacity: error: --connect: cannot connect to "
+						     "test:///nonexistent/x.xml: "));
+		g_assert_true(strchr(derr, '\n') == derr + strlen(derr) - 1);
+	}
+	root = dout ? parse_json(dout) : NULL;
+	g_assert_nonnull(root);
+	if (root) {
+		JsonArray *h = json_object_get_array_member(json_node_get_object(root), "hosts");
+
+		g_assert_true(json_object_has_member(json_array_get_object_element(h, 0), "error"));
+		g_assert_cmpint(fit_json(json_array_get_object_element(h, 1), 0, "dmem-booted"), ==, 200);
+		json_node_unref(root);
+	}
+
+	g_assert_cmpint(run_cli(bad, &bout, &berr), ==, 2);
+	if (berr)
+		g_assert_nonnull(strstr(berr, "--connect reads live hosts: it excludes --host"));
+}
+
 int main(int argc, char **argv)
 {
 	g_autofree char *bin = NULL, *hook = NULL;
@@ -1197,6 +1337,8 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/cli/xml-file", test_cli_xml_file);
 	g_test_add_func("/capacity/cli/svg-well-formed", test_cli_svg);
 	g_test_add_func("/capacity/cli/libvirt-readonly-test-driver", test_cli_libvirt);
+	g_test_add_func("/capacity/cli/connect-fleet-json", test_cli_connect);
+	g_test_add_func("/capacity/cli/connect-table-prometheus-errors", test_cli_connect_forms);
 
 	rc = g_test_run();
 	if (tmpdir) {

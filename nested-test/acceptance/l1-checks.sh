@@ -25,7 +25,7 @@ T0=$SECONDS
 
 result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission capacity-live refuse-unservable reconnect soak soak-dmesg cleanup)
+	admission capacity-live capacity-fleet refuse-unservable reconnect soak soak-dmesg cleanup)
 if [ "${1:-}" = --list ]; then
 	printf 'accept.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -230,6 +230,73 @@ capacity_live() {
 	fi
 }
 
+# ---- 4c. the fleet view over libvirt, read while the admission guests run:
+# a dmemfs nodes=N instance per node under a dir storage pool dmem-node<N>;
+# dmem-capacity --connect reads this host over two libvirt connections (the
+# second one counted once) and the test driver as a host without dmem, and
+# gives the pool of each node as sysfs has it (free in whole 2M dpages), the
+# same guests as the local read, and the same figures in --prometheus
+capacity_fleet() {
+	local st=/run/dmemfs-stats n out prom wrong='' local_json
+	for n in 0 1; do
+		mkdir -p $st/node$n
+		mount -t dmemfs -o pagesize=2M,nodes=$n none $st/node$n ||
+			wrong="$wrong mount -o nodes=$n failed;"
+		virsh pool-define-as dmem-node$n dir --target $st/node$n > /dev/null 2>&1 &&
+			virsh pool-start dmem-node$n > /dev/null 2>&1 ||
+			wrong="$wrong pool dmem-node$n: $(virsh pool-info dmem-node$n 2>&1 | tr -s '\n' ' ');"
+	done
+	local_json=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json 2> /dev/null)
+	out=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json \
+		--connect qemu:///system --connect qemu+unix:///system --connect test:///default 2> /tmp/acc-fleet.err)
+	wrong="$wrong$(LOCAL="$local_json" SYSFS="$SYSFS" python3 -c '
+import json, os, sys
+d, loc, why = json.loads(sys.stdin.read()), json.loads(os.environ["LOCAL"]), []
+h = d["hosts"]
+def sysfs(n, k):
+    return int(open("%s/node%d/%s_bytes" % (os.environ["SYSFS"], n, k)).read())
+def fit(rep, model):
+    return [f["per_host"] for f in rep["shapes"][0]["fit"] if f["model"] == model][0]
+if not h[0].get("refreshed") or h[0].get("dmem_pools") != 2:
+    why.append("qemu:///system: refreshed %s, %s dmem pools" % (h[0].get("refreshed"), h[0].get("dmem_pools")))
+for nd in h[0]["host"]["nodes"]:
+    n, M2 = nd["node"], 2 << 20
+    if nd["dmem_total_bytes"] != sysfs(n, "total") or nd["dmem_free_bytes"] != sysfs(n, "free") // M2 * M2:
+        why.append("node%d over libvirt: total %d free %d, sysfs %d %d" % (n, nd["dmem_total_bytes"], nd["dmem_free_bytes"], sysfs(n, "total"), sysfs(n, "free")))
+for m in ("dmem-free", "dmem-booted"):
+    if fit(h[0], m) != fit(loc, m):
+        why.append("%s: %d guests over libvirt, %d read locally" % (m, fit(h[0], m), fit(loc, m)))
+if h[1].get("same_host_as") != 0:
+    why.append("qemu+unix:///system not recognised as the same host")
+if h[2].get("dmem_pools") != 0 or "error" in h[2]:
+    why.append("test:///default: %s" % h[2])
+tot = {f["model"]: f["guests"] for f in d["total"]["shapes"][0]["fit"]}
+want = fit(h[0], "dmem-booted")
+if tot.get("dmem-booted") != want:
+    why.append("total dmem-booted %s, want %d (this host once, the test host has none)" % (tot.get("dmem-booted"), want))
+print(" " + "; ".join(why) + ";" if why else "")
+print("fleet: %d hosts, node0 free %d MiB, dmem-booted %d, total 4K %d" % (len(h), h[0]["host"]["nodes"][0]["dmem_free_bytes"] >> 20, want, tot["struct-page-4k"]), file=sys.stderr)
+' <<< "$out" 2>> /tmp/acc-fleet.err || echo " no fleet JSON ($(head -1 /tmp/acc-fleet.err));")"
+	prom=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --prometheus --connect qemu:///system 2>> /tmp/acc-fleet.err)
+	for n in 0 1; do
+		local got want
+		got=$(printf '%s\n' "$prom" | sed -n "s/^dmem_pool_total_bytes{host=\"[^\"]*\",uri=\"qemu:\/\/\/system\",node=\"$n\"} //p")
+		want=$(cat "$SYSFS/node$n/total_bytes")
+		[ "$got" = "$want" ] || wrong="$wrong --prometheus node$n total ${got:-none} (sysfs $want);"
+	done
+	for n in 0 1; do
+		virsh pool-destroy dmem-node$n > /dev/null 2>&1
+		virsh pool-undefine dmem-node$n > /dev/null 2>&1
+		umount $st/node$n 2> /dev/null
+	done
+	if [ -z "$wrong" ]; then
+		pass capacity-fleet "$(tail -1 /tmp/acc-fleet.err); over libvirt = sysfs on both nodes, the second connection counted once, --prometheus labelled by host"
+	else
+		wrong=${wrong%;}
+		fail capacity-fleet "${wrong# }"
+	fi
+}
+
 # ---- 4. admission: dmem-capacity's prediction from the live pool, then N+1 starts
 # auto: cells of a third of the smaller node's free pool (2 MiB multiples),
 # so that about three guests fit whatever dmem= the L1 boots with
@@ -249,6 +316,7 @@ cat /tmp/acc-capacity.txt >&2
 if ! [ "${N:-x}" -ge 1 ] 2> /dev/null; then
 	fail admission "no prediction from dmem-capacity: $(head -1 /tmp/acc-cap.err)"
 	fail capacity-live "not run (no admission guests)"
+	fail capacity-fleet "not run (no admission guests)"
 else
 	started=0 refused='' adm_err=''
 	for i in $(seq 0 "$N"); do
@@ -267,6 +335,7 @@ else
 	printf '%s\n' "$adm_err" | sed 's/^/[accept] virsh: /' >&2
 	peak="$(pool_mib)"
 	capacity_live
+	capacity_fleet
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1
