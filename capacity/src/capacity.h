@@ -150,6 +150,8 @@ void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m);
 uint64_t cap_model_meta_total(const cap_host *h, const cap_model *m);
 uint64_t cap_model_pool_total(const cap_host *h, const cap_model *m);
 void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_result *r);
+void cap_fit_mix(const cap_host *h, const cap_model *m, cap_shape *const *shapes,
+		 const unsigned int *weight, int n, uint64_t *sets, uint64_t *guests);
 gboolean cap_parse_host_spec(cap_host *h, const char *spec, GError **error);
 gboolean cap_parse_dmem_spec(cap_host *h, const char *spec, GError **error);
 gboolean cap_host_validate(const cap_host *h, GError **error);
@@ -201,10 +203,14 @@ typedef struct {
 	bool recommend;         /* --recommend: add the dmem= line to boot with */
 	uint64_t keep;          /* its "!size": what every node keeps for the host */
 	bool keep_uneven;       /* nodes need different amounts: keep is the largest */
+	unsigned int *mix;      /* --mix: guests of each shape a set, or NULL */
+	uint64_t mix_sets[CAP_M_COUNT], mix_guests[CAP_M_COUNT];
 } cap_report;
 
 void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int nshapes);
 void cap_report_clear(cap_report *r);
+/* --mix W:W:...: one weight a shape, in order */
+gboolean cap_report_mix(cap_report *r, const char *spec, GError **error);
 char *cap_report_table(const cap_report *r);
 char *cap_report_json(const cap_report *r);
 char *cap_report_prometheus(const cap_report *r);

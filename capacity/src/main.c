@@ -15,8 +15,9 @@ static const char usage_text[] =
 	"usage: dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]]\n"
 	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
 	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
-	"                     [--libvirt [URI]] [--json | --prometheus] [--svg FILE] [--recommend]\n"
-	"       dmem-capacity --connect URI [--connect URI]... [--guest ...] [--xml FILE]...\n"
+	"                     [--libvirt [URI]] [--mix W:W...] [--json | --prometheus] [--svg FILE]\n"
+	"                     [--recommend]\n"
+	"       dmem-capacity --connect URI [--connect URI]... [--guest ...] [--xml FILE]... [--mix W:W...]\n"
 	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--json | --prometheus]\n"
 	"Without --host the live host under --root (default /) is read; --connect reads\n"
 	"each host over libvirt (dmem from its storage pools dmem-node<N>).\n"
@@ -39,7 +40,7 @@ static void die(int code, const char *fmt, ...)
 }
 
 typedef struct {
-	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg;
+	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg, *mix;
 	GPtrArray *guests, *xmls, *connects;
 	bool json, libvirt, recommend, prometheus;
 	const char *libvirt_uri;
@@ -106,6 +107,8 @@ static void parse_args(opts *o, int argc, char **argv)
 			g_ptr_array_add(o->connects, (gpointer)v);
 		} else if (takes(a, "--xml", &i, argc, argv, &v)) {
 			g_ptr_array_add(o->xmls, (gpointer)v);
+		} else if (takes(a, "--mix", &i, argc, argv, &v)) {
+			o->mix = v;
 		} else if (takes(a, "--svg", &i, argc, argv, &v)) {
 			o->svg = v;
 		} else {
@@ -223,6 +226,8 @@ static int run_fleet(const opts *o)
 		h->shapes = build_shapes(&h->host, o);
 		cap_report_build(&h->rep, &h->host, (cap_shape **)h->shapes->pdata, (int)h->shapes->len);
 		h->rep.recommend = o->recommend;
+		if (o->mix && !cap_report_mix(&h->rep, o->mix, &e))
+			die(CAP_EXIT_USAGE, "%s", e->message);
 	}
 	rc = print(o->json ? cap_fleet_json(f, n) :
 		   o->prometheus ? cap_fleet_prometheus(f, n) : cap_fleet_table(f, n));
@@ -261,6 +266,8 @@ int main(int argc, char **argv)
 	shapes = build_shapes(&host, &o);
 	cap_report_build(&rep, &host, (cap_shape **)shapes->pdata, (int)shapes->len);
 	rep.recommend = o.recommend;
+	if (o.mix && !cap_report_mix(&rep, o.mix, &e))
+		die(CAP_EXIT_USAGE, "%s", e->message);
 	if (o.svg) {
 		g_autofree char *svg = cap_report_svg(&rep);
 

@@ -265,45 +265,114 @@ uint64_t cap_model_pool_total(const cap_host *h, const cap_model *m)
 	return t;
 }
 
+/* A shape's cells in a model: page-rounded sizes, allowed nodes, packing order. */
+typedef struct {
+	int ncells;
+	uint64_t need[CAP_MAX_CELLS], mask[CAP_MAX_CELLS];
+	int order[CAP_MAX_CELLS]; /* the biggest, most constrained cell first */
+	bool pinned;              /* every cell allowed on one node only */
+} packing;
+
+/* false when a cell may go on no node of the host */
+static bool prepare(const cap_host *h, const cap_model *m, const cap_shape *s, packing *p)
+{
+	int nn = h->nnodes;
+	uint64_t all = nn >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nn) - 1;
+
+	p->ncells = s->ncells;
+	p->pinned = true;
+	if (!s->ncells || !nn)
+		return false;
+	for (int c = 0; c < s->ncells; c++) {
+		p->need[c] = cap_round_up(s->cell[c].bytes, m->page);
+		p->mask[c] = s->cell[c].mask & all;
+		if (!p->mask[c])
+			return false;
+		if (__builtin_popcountll(p->mask[c]) != 1)
+			p->pinned = false;
+		p->order[c] = c;
+	}
+	for (int a = 1; a < s->ncells; a++) {
+		for (int b = a; b > 0; b--) {
+			int x = p->order[b - 1], y = p->order[b];
+			int px = __builtin_popcountll(p->mask[x]), py = __builtin_popcountll(p->mask[y]);
+
+			if (px < py || (px == py && p->need[x] >= p->need[y]))
+				break;
+			p->order[b - 1] = y;
+			p->order[b] = x;
+		}
+	}
+	return true;
+}
+
+/*
+ * Place one guest in @room: each cell, in packing order, on the allowed
+ * node with the most room, preferring nodes this guest does not use yet
+ * (one guest cell per host node, as libvirt would place a NUMA guest).
+ * Counts its cells in @cells_on; false, with @room untouched, when it does
+ * not fit.
+ */
+static bool place_guest(int nn, uint64_t *room, const packing *p, uint64_t *cells_on)
+{
+	uint64_t left[CAP_MAX_NODES], used = 0;
+	int place[CAP_MAX_CELLS];
+
+	memcpy(left, room, sizeof(left[0]) * (size_t)nn);
+	for (int c = 0; c < p->ncells; c++) {
+		int cc = p->order[c], best = -1;
+		bool best_fresh = false;
+
+		for (int i = 0; i < nn; i++) {
+			uint64_t bit = UINT64_C(1) << i;
+			bool fresh = !(used & bit);
+
+			if (!(p->mask[cc] & bit) || left[i] < p->need[cc])
+				continue;
+			if (best < 0 || (fresh && !best_fresh) ||
+			    (fresh == best_fresh && left[i] > left[best])) {
+				best = i;
+				best_fresh = fresh;
+			}
+		}
+		if (best < 0)
+			return false;
+		left[best] -= p->need[cc];
+		used |= UINT64_C(1) << best;
+		place[cc] = best;
+	}
+	memcpy(room, left, sizeof(left[0]) * (size_t)nn);
+	for (int c = 0; c < p->ncells; c++)
+		cells_on[place[c]]++;
+	return true;
+}
+
 /*
  * Count how many guests of shape s fit in model m.  Every guest cell must fit
  * whole on one host node in its allowed mask.  All-pinned shapes and
  * single-cell shapes have exact closed forms; other shapes are packed
- * greedily one guest at a time: the biggest, most constrained cell first,
- * each cell on the allowed node with the most room, preferring nodes this
- * guest does not use yet (one guest cell per host node, as libvirt would
- * place a NUMA guest).
+ * greedily one guest at a time (place_guest()).
  */
 void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_result *r)
 {
 	int nn = h->nnodes;
-	uint64_t all = nn >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << nn) - 1;
-	uint64_t need[CAP_MAX_CELLS], mask[CAP_MAX_CELLS];
 	uint64_t room[CAP_MAX_NODES];
-	bool pinned = true;
+	packing p;
 
 	memset(r, 0, sizeof(*r));
-	if (!s->ncells || !nn)
+	if (!prepare(h, m, s, &p))
 		return;
-	for (int c = 0; c < s->ncells; c++) {
-		need[c] = cap_round_up(s->cell[c].bytes, m->page);
-		mask[c] = s->cell[c].mask & all;
-		if (!mask[c])
-			return;
-		if (__builtin_popcountll(mask[c]) != 1)
-			pinned = false;
-	}
 	for (int i = 0; i < nn; i++)
 		room[i] = m->pool[i];
 
-	if (pinned) {
+	if (p.pinned) {
 		uint64_t demand[CAP_MAX_NODES] = { 0 }, cells[CAP_MAX_NODES] = { 0 };
 		uint64_t n = UINT64_MAX;
 
-		for (int c = 0; c < s->ncells; c++) {
-			int i = __builtin_ctzll(mask[c]);
+		for (int c = 0; c < p.ncells; c++) {
+			int i = __builtin_ctzll(p.mask[c]);
 
-			demand[i] += need[c];
+			demand[i] += p.need[c];
 			cells[i]++;
 		}
 		for (int i = 0; i < nn; i++)
@@ -314,63 +383,46 @@ void cap_fit(const cap_host *h, const cap_model *m, const cap_shape *s, cap_fit_
 			r->cells_on[i] = n * cells[i];
 		return;
 	}
-	if (s->ncells == 1) {
+	if (p.ncells == 1) {
 		for (int i = 0; i < nn; i++) {
-			if (!(mask[0] & (UINT64_C(1) << i)))
+			if (!(p.mask[0] & (UINT64_C(1) << i)))
 				continue;
-			r->cells_on[i] = room[i] / need[0];
+			r->cells_on[i] = room[i] / p.need[0];
 			r->per_host += r->cells_on[i];
 		}
 		return;
 	}
-
-	int order[CAP_MAX_CELLS];
-
-	for (int c = 0; c < s->ncells; c++)
-		order[c] = c;
-	for (int a = 1; a < s->ncells; a++) {
-		for (int b = a; b > 0; b--) {
-			int x = order[b - 1], y = order[b];
-			int px = __builtin_popcountll(mask[x]), py = __builtin_popcountll(mask[y]);
-
-			if (px < py || (px == py && need[x] >= need[y]))
-				break;
-			order[b - 1] = y;
-			order[b] = x;
-		}
-	}
-	for (;;) {
-		int place[CAP_MAX_CELLS];
-		uint64_t used = 0;
-		int c;
-
-		for (c = 0; c < s->ncells; c++) {
-			int cc = order[c], best = -1;
-			bool best_fresh = false;
-
-			for (int i = 0; i < nn; i++) {
-				uint64_t bit = UINT64_C(1) << i;
-				bool fresh = !(used & bit);
-
-				if (!(mask[cc] & bit) || room[i] < need[cc])
-					continue;
-				if (best < 0 || (fresh && !best_fresh) ||
-				    (fresh == best_fresh && room[i] > room[best])) {
-					best = i;
-					best_fresh = fresh;
-				}
-			}
-			if (best < 0)
-				break;
-			room[best] -= need[cc];
-			used |= UINT64_C(1) << best;
-			place[cc] = best;
-		}
-		if (c < s->ncells)
-			return; /* this guest does not fit; room is not used further */
+	while (place_guest(nn, room, &p, r->cells_on))
 		r->per_host++;
-		for (c = 0; c < s->ncells; c++)
-			r->cells_on[place[c]]++;
+}
+
+/*
+ * --mix: guests of several shapes in the ratio @weight (weight[k] guests of
+ * shape k a set), placed set after set, each guest greedily
+ * (place_guest()), until a guest does not fit.  @sets counts the whole
+ * sets, @guests every guest placed, the last, partial set included.
+ */
+void cap_fit_mix(const cap_host *h, const cap_model *m, cap_shape *const *shapes,
+		 const unsigned int *weight, int n, uint64_t *sets, uint64_t *guests)
+{
+	g_autofree packing *p = g_new0(packing, (size_t)(n ? n : 1));
+	uint64_t room[CAP_MAX_NODES], cells_on[CAP_MAX_NODES] = { 0 };
+
+	*sets = 0;
+	*guests = 0;
+	for (int k = 0; k < n; k++)
+		if (!prepare(h, m, shapes[k], &p[k]))
+			return;
+	for (int i = 0; i < h->nnodes; i++)
+		room[i] = m->pool[i];
+	for (;;) {
+		for (int k = 0; k < n; k++)
+			for (unsigned int w = 0; w < weight[k]; w++) {
+				if (!place_guest(h->nnodes, room, &p[k], cells_on))
+					return;
+				(*guests)++;
+			}
+		(*sets)++;
 	}
 }
 

@@ -57,8 +57,49 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 	}
 }
 
+gboolean cap_report_mix(cap_report *r, const char *spec, GError **error)
+{
+	g_auto(GStrv) w = g_strsplit(spec, ":", -1);
+	int n = (int)g_strv_length(w);
+
+	if (n != r->nshapes || n < 2) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "--mix %s: %d weight%s for %d guest shape%s (one a shape, at least two)", spec,
+			    n, n == 1 ? "" : "s", r->nshapes, r->nshapes == 1 ? "" : "s");
+		return FALSE;
+	}
+	r->mix = g_new0(unsigned int, (size_t)n);
+	for (int k = 0; k < n; k++) {
+		guint64 v;
+
+		if (!g_ascii_string_to_unsigned(w[k], 10, 1, 1000, &v, NULL)) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "--mix %s: '%s' is not a whole number of guests from 1 to 1000", spec, w[k]);
+			g_clear_pointer(&r->mix, g_free);
+			return FALSE;
+		}
+		r->mix[k] = (unsigned int)v;
+	}
+	for (int m = 0; m < CAP_M_COUNT; m++)
+		if (r->present[m])
+			cap_fit_mix(r->host, &r->models[m], r->shapes, r->mix, n, &r->mix_sets[m],
+				    &r->mix_guests[m]);
+	return TRUE;
+}
+
+/* "3:1" */
+static char *mix_text(const cap_report *r)
+{
+	GString *s = g_string_new(NULL);
+
+	for (int k = 0; k < r->nshapes; k++)
+		g_string_append_printf(s, "%s%u", k ? ":" : "", r->mix[k]);
+	return g_string_free(s, FALSE);
+}
+
 void cap_report_clear(cap_report *r)
 {
+	g_free(r->mix);
 	for (int i = 0; i < r->nwarnings; i++)
 		g_free(r->warnings[i]);
 	g_free(r->warnings);
@@ -263,6 +304,22 @@ char *cap_report_table(const cap_report *r)
 	}
 	if (!r->nshapes)
 		g_string_append(o, "\n(no guest shape given: use --guest, --xml or --libvirt)\n");
+	if (r->mix) {
+		g_autofree char *mx = mix_text(r);
+		uint64_t base = r->mix_guests[CAP_M_4K];
+
+		g_string_append_printf(o, "\nmix %s of", mx);
+		for (int k = 0; k < r->nshapes; k++)
+			g_string_append_printf(o, "%s \"%s\"", k ? "," : "", r->shapes[k]->name);
+		g_string_append_printf(o, ": sets that fit, guests placed (the last set may be partial)\n");
+		g_string_append_printf(o, "%-22s %8s %8s %8s\n", "", "sets", "guests", "vs 4K");
+		for (int m = 0; m < CAP_M_COUNT; m++)
+			if (r->present[m])
+				g_string_append_printf(o, "%-22s %8" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
+						       " %+8" G_GINT64_FORMAT "\n", r->models[m].name,
+						       r->mix_sets[m], r->mix_guests[m],
+						       (gint64)r->mix_guests[m] - (gint64)base);
+	}
 
 	g_string_append(o, "\nmodel: struct page = 64 B per 4 KiB; HVO keeps 1 of 8 vmemmap pages per 2M "
 			   "page and 1 of 4096 per 1G page;\ndmem has no struct page, only a 1-bit-per-4KiB "
@@ -425,6 +482,26 @@ static void json_report(JsonBuilder *b, const cap_report *r)
 	for (int s = 0; s < r->nshapes; s++)
 		json_shape(b, r, s);
 	json_builder_end_array(b);
+	if (r->mix) {
+		g_autofree char *mx = mix_text(r);
+
+		json_builder_set_member_name(b, "mix");
+		json_builder_begin_object(b);
+		jstr(b, "ratio", mx);
+		json_builder_set_member_name(b, "fit");
+		json_builder_begin_array(b);
+		for (int m = 0; m < CAP_M_COUNT; m++) {
+			if (!r->present[m])
+				continue;
+			json_builder_begin_object(b);
+			jstr(b, "model", r->models[m].key);
+			jint(b, "sets", r->mix_sets[m]);
+			jint(b, "guests", r->mix_guests[m]);
+			json_builder_end_object(b);
+		}
+		json_builder_end_array(b);
+		json_builder_end_object(b);
+	}
 	if (r->recommend) {
 		g_autofree char *p = recommend_param(r);
 
@@ -674,6 +751,22 @@ static char *prometheus(const cap_report *const *reps, const cap_remote *const *
 						       r->models[m].key,
 						       r->fits[s * CAP_M_COUNT + m].per_host);
 			}
+		}
+	}
+	for (int j = 0; j < n && reps[0]->mix; j++) {
+		const cap_report *r = reps[j];
+		g_autofree char *mx = mix_text(r);
+
+		if (!j)
+			pmetric(o, "dmem_capacity_mix_guests",
+				"guests of the --mix ratio that fit per host in the model");
+		for (int m = 0; m < CAP_M_COUNT; m++) {
+			if (!r->present[m])
+				continue;
+			g_string_append(o, "dmem_capacity_mix_guests{");
+			phost(o, hosts ? hosts[j] : NULL);
+			g_string_append_printf(o, "mix=\"%s\",model=\"%s\"} %" G_GUINT64_FORMAT "\n", mx,
+					       r->models[m].key, r->mix_guests[m]);
 		}
 	}
 	return g_string_free(o, FALSE);

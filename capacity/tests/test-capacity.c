@@ -1143,6 +1143,60 @@ static void test_cli_libvirt(void)
 }
 
 /*
+ * --mix: a 9 GiB pool as booted, guests of 1G and 2G two to one: a set is
+ * 4 GiB, so 2 sets, and the last GiB takes one more 1G guest of a third
+ * set.  Bad ratios are exit 2, one line.
+ */
+static void test_cli_mix(void)
+{
+	const char *args[] = { "--host", "node0=12G", "--dmem", "node0=9G", "--guest", "1G",
+			       "--guest", "2G", "--mix", "2:1", "--json", NULL };
+	const char *prom[] = { "--host", "node0=12G", "--dmem", "node0=9G", "--guest", "1G",
+			       "--guest", "2G", "--mix", "2:1", "--prometheus", NULL };
+	static const char *const bad[][2] = {
+		{ "3", "--mix 3: 1 weight for 2 guest shapes" },
+		{ "1:2:3", "--mix 1:2:3: 3 weights for 2 guest shapes" },
+		{ "2:0", "--mix 2:0: '0' is not a whole number of guests from 1 to 1000" },
+		{ "2:x", "--mix 2:x: 'x' is not a whole number of guests from 1 to 1000" },
+		{ "2:", "--mix 2:: '' is not a whole number of guests from 1 to 1000" },
+	};
+	g_autofree char *pout = NULL, *perr = NULL;
+	JsonNode *root = run_json(args);
+	JsonObject *mix, *f;
+
+	g_assert_nonnull(root);
+	if (root) {
+		mix = json_object_get_object_member(json_node_get_object(root), "mix");
+		g_assert_nonnull(mix);
+		if (mix) {
+			g_assert_cmpstr(json_object_get_string_member(mix, "ratio"), ==, "2:1");
+			f = find_by(json_object_get_array_member(mix, "fit"), "model", "dmem-booted");
+			g_assert_nonnull(f);
+			if (f) {
+				g_assert_cmpint(json_object_get_int_member(f, "sets"), ==, 2);
+				g_assert_cmpint(json_object_get_int_member(f, "guests"), ==, 7);
+			}
+		}
+		json_node_unref(root);
+	}
+	g_assert_cmpint(run_cli(prom, &pout, &perr), ==, 0);
+	if (pout)
+		g_assert_nonnull(strstr(pout, "\ndmem_capacity_mix_guests{mix=\"2:1\",model=\"dmem-booted\"} 7\n"));
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		const char *a[] = { "--host", "node0=12G", "--guest", "1G", "--guest", "2G", "--mix",
+				    bad[i][0], NULL };
+		g_autofree char *o = NULL, *e = NULL;
+		g_autofree char *want = g_strdup_printf("dmem-capacity: error: %s", bad[i][1]);
+
+		g_assert_cmpint(run_cli(a, &o, &e), ==, 2);
+		if (e) {
+			g_assert_true(g_str_has_prefix(e, want));
+			g_assert_true(strchr(e, '\n') == e + strlen(e) - 1);
+		}
+	}
+}
+
+/*
  * --connect: the test driver as a fleet.  A custom node file has the
  * storage pools dmem-node0 and dmem-node1 (the driver gives every pool
  * 100 GiB, all available); test:///default has none.  The test driver
@@ -1337,6 +1391,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/cli/xml-file", test_cli_xml_file);
 	g_test_add_func("/capacity/cli/svg-well-formed", test_cli_svg);
 	g_test_add_func("/capacity/cli/libvirt-readonly-test-driver", test_cli_libvirt);
+	g_test_add_func("/capacity/cli/mix", test_cli_mix);
 	g_test_add_func("/capacity/cli/connect-fleet-json", test_cli_connect);
 	g_test_add_func("/capacity/cli/connect-table-prometheus-errors", test_cli_connect_forms);
 
