@@ -791,11 +791,16 @@ static bool fleet_counts(const cap_fleet_host *f)
 	return !f->error && f->same_as < 0;
 }
 
-/* guests of shape @s in model @m on host @f, -1 where the model is absent */
+/*
+ * guests of shape @s in model @m on host @f, -1 where the model is absent;
+ * @s one past the last shape is the --mix
+ */
 static gint64 fleet_fit(const cap_fleet_host *f, int s, cap_model_id m)
 {
-	if (f->error || s >= f->rep.nshapes || !f->rep.present[m])
+	if (f->error || s > f->rep.nshapes || !f->rep.present[m])
 		return -1;
+	if (s == f->rep.nshapes)
+		return f->rep.mix ? (gint64)f->rep.mix_guests[m] : -1;
 	return (gint64)f->rep.fits[s * CAP_M_COUNT + m].per_host;
 }
 
@@ -820,11 +825,17 @@ static void fleet_cell(GString *o, gint64 v, int width)
 char *cap_fleet_table(const cap_fleet_host *f, int n)
 {
 	GString *o = g_string_new(NULL);
-	int nshapes = 0;
+	int nshapes = 0, nrows;
+	g_autofree char *mx = NULL;
 
-	for (int j = 0; j < n; j++)
-		if (!f[j].error)
-			nshapes = MAX(nshapes, f[j].rep.nshapes);
+	for (int j = 0; j < n; j++) {
+		if (f[j].error)
+			continue;
+		nshapes = MAX(nshapes, f[j].rep.nshapes);
+		if (f[j].rep.mix && !mx)
+			mx = mix_text(&f[j].rep);
+	}
+	nrows = nshapes + (mx != NULL);
 	g_string_append_printf(o, "dmem-capacity: %d host%s over libvirt. dmem per node: the dir storage "
 			       "pools " CAP_POOL_PREFIX "<N> (statfs of a dmemfs nodes=N mount),\n"
 			       "refreshed first on read-write connections; RAM modelled from each "
@@ -860,7 +871,7 @@ char *cap_fleet_table(const cap_fleet_host *f, int n)
 		g_string_append(o, "\n");
 	}
 
-	for (int s = 0; s < nshapes; s++) {
+	for (int s = 0; s < nrows; s++) {
 		const cap_shape *sh = NULL;
 		gint64 sum[G_N_ELEMENTS(fleet_models)] = { 0 }, gain = 0;
 		bool has_gain = false;
@@ -868,8 +879,11 @@ char *cap_fleet_table(const cap_fleet_host *f, int n)
 		for (int j = 0; j < n && !sh; j++)
 			if (!f[j].error && s < f[j].rep.nshapes)
 				sh = f[j].rep.shapes[s];
-		g_string_append_printf(o, "\nguest \"%s\" (%s): guests that fit per host\n", sh->name,
-				       sh->origin);
+		if (sh)
+			g_string_append_printf(o, "\nguest \"%s\" (%s): guests that fit per host\n",
+					       sh->name, sh->origin);
+		else
+			g_string_append_printf(o, "\nmix %s of the shapes: guests that fit per host\n", mx);
 		g_string_append_printf(o, "%-3s %-16s %9s %9s %9s %9s %9s %9s %9s\n", "#", "host",
 				       "dmem free", "dmem", "dmem eq.", "2M+HVO", "1G+HVO", "4K", "gain");
 		for (int j = 0; j < n; j++) {

@@ -1278,7 +1278,7 @@ static void test_cli_connect_forms(void)
 	g_autofree char *node = write_tmp("fleet-node.xml", fleet_node);
 	g_autofree char *uri = g_strdup_printf("test://%s", node);
 	const char *table[] = { "--connect", uri, "--connect", "test:///default", "--guest", "1G",
-				NULL };
+				"--guest", "2G", "--mix", "1:1", NULL };
 	const char *prom[] = { "--connect", uri, "--connect", "test:///default", "--guest", "1G",
 			       "--prometheus", NULL };
 	const char *down[] = { "--connect", "test:///nonexistent/x.xml", "--connect", uri,
@@ -1295,6 +1295,9 @@ static void test_cli_connect_forms(void)
 		g_assert_nonnull(strstr(out, "\n2   "));
 		g_assert_nonnull(strstr(out, " 2, refreshed\n"));
 		g_assert_true(g_regex_match_simple("\\n +total +200 +200 ", out, 0, 0));
+		/* 1G + 2G a set: 66 sets of the 200 GiB, and a 1G guest of the 67th */
+		g_assert_nonnull(strstr(out, "\nmix 1:1 of the shapes: guests that fit per host\n"));
+		g_assert_true(g_regex_match_simple("\\n1 +\\S+ +133 +133 ", out, 0, 0));
 	}
 
 	g_assert_cmpint(run_cli(prom, &pout, &perr), ==, 0);
