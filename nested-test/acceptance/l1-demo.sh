@@ -84,5 +84,21 @@ section "capacity report (dmem-capacity, live in L1)"
 # no --reserve: every model leaves each node what this host keeps as booted
 show_cmd "$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest 64M@0+128M@1 --guest 1G@0+1G@1 --recommend ||
 	{ ok=; show "dmem-capacity failed"; }
+
+section "the same host as a fleet sees it (dmem-capacity --connect, over libvirt)"
+show "each node's pool as a libvirt storage pool: a dmemfs nodes=N instance under a dir pool dmem-nodeN"
+for n in 0 1; do
+	mkdir -p /run/dmemfs-stats/node$n
+	show_cmd mount -t dmemfs -o pagesize=2M,nodes=$n none /run/dmemfs-stats/node$n &&
+		virsh pool-define-as dmem-node$n dir --target /run/dmemfs-stats/node$n > /dev/null &&
+		virsh pool-start dmem-node$n > /dev/null || ok=
+done
+show_cmd "$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest 64M@0+128M@1 --guest 1G@0+1G@1 \
+	--connect qemu:///system --connect test:///default || { ok=; show "dmem-capacity --connect failed"; }
+for n in 0 1; do
+	virsh pool-destroy dmem-node$n > /dev/null 2>&1
+	virsh pool-undefine dmem-node$n > /dev/null 2>&1
+	umount /run/dmemfs-stats/node$n 2> /dev/null
+done
 virsh undefine "$name" > /dev/null 2>&1
 finish
