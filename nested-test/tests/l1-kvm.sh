@@ -312,8 +312,8 @@ l2_silent() {
 	cpu=$(ps -L -o comm=,stat= -p "$PID" 2> /dev/null | awk '/KVM/ {printf "%s %s; ", $1 $2, $3}')
 	echo "state '$(domstate "$1")', QEMU $PID cpu ${st:-?} ticks, vCPU threads: ${cpu:-none}, serial $(stat -c %s "$(serial_of "$1")" 2> /dev/null || echo missing) B, QEMU log: $(tail -2 "/var/log/libvirt/qemu/$1.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-300), L1 kernel: $(dmesg | grep -iE 'kvm|svm' | tail -2 | tr -s '\n' ' ' | cut -c1-200)"
 }
-# An L2 under KVM in L1 under TCG once stayed silent from start (CI, 1 of
-# about 20 runs; its neighbours booted in 15 s): one retry, with a SKIP line
+# An L2 under KVM in L1 under TCG stayed silent from start once (one make
+# test of stop 18; its neighbours booted in 15 s): one retry, with a SKIP line
 # that says what the first one was doing.
 for attempt in 1 2; do
 	t=$SECONDS
