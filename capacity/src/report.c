@@ -804,6 +804,15 @@ static gint64 fleet_fit(const cap_fleet_host *f, int s, cap_model_id m)
 	return (gint64)f->rep.fits[s * CAP_M_COUNT + m].per_host;
 }
 
+/* shape @s of the first host that has it: hosts read the same shapes */
+static const cap_shape *fleet_shape(const cap_fleet_host *f, int n, int s)
+{
+	for (int j = 0; j < n; j++)
+		if (!f[j].error && s < f[j].rep.nshapes)
+			return f[j].rep.shapes[s];
+	return NULL;
+}
+
 /* dmem as booted against the better of hugetlbfs 2M and 1G with HVO */
 static gint64 fleet_gain(const cap_fleet_host *f, int s)
 {
@@ -872,13 +881,10 @@ char *cap_fleet_table(const cap_fleet_host *f, int n)
 	}
 
 	for (int s = 0; s < nrows; s++) {
-		const cap_shape *sh = NULL;
+		const cap_shape *sh = fleet_shape(f, n, s);
 		gint64 sum[G_N_ELEMENTS(fleet_models)] = { 0 }, gain = 0;
 		bool has_gain = false;
 
-		for (int j = 0; j < n && !sh; j++)
-			if (!f[j].error && s < f[j].rep.nshapes)
-				sh = f[j].rep.shapes[s];
 		if (sh)
 			g_string_append_printf(o, "\nguest \"%s\" (%s): guests that fit per host\n",
 					       sh->name, sh->origin);
@@ -973,11 +979,8 @@ char *cap_fleet_json(const cap_fleet_host *f, int n)
 	json_builder_set_member_name(b, "shapes");
 	json_builder_begin_array(b);
 	for (int s = 0; s < nshapes; s++) {
-		const cap_shape *sh = NULL;
+		const cap_shape *sh = fleet_shape(f, n, s);
 
-		for (int j = 0; j < n && !sh; j++)
-			if (!f[j].error && s < f[j].rep.nshapes)
-				sh = f[j].rep.shapes[s];
 		json_builder_begin_object(b);
 		jstr(b, "name", sh->name);
 		json_builder_set_member_name(b, "fit");
