@@ -21,6 +21,7 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -361,6 +362,8 @@ TEST(mount_bad_options)
 		{ "nodes", "dmemfs: nodes needs a value", true },
 		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes", true },
 		{ "nodes=100000", "dmemfs: bad nodes=100000", true },
+		{ "recover", "dmemfs: recover: no table kept at boot for pagesize=4K", true },
+		{ "persist", "dmemfs: persist is for remount", false },
 	};
 	char *why;
 	int kfd;
@@ -923,6 +926,171 @@ TEST_F(dmemfs, dirs_and_rename)
 	closedir(d);
 	EXPECT_EQ(0, entries);
 	expect_baseline(_metadata, &self->base, "after cleanup");
+}
+
+/* -------------------------------------------------------------------- */
+/* persist: the table of files for the next kernel (tests/kexec-l1.sh   */
+/* carries it over kexec; here, what it is true of and what it costs)   */
+/* -------------------------------------------------------------------- */
+
+/* The persisted= address /proc/mounts shows for @dir, 0 when none. */
+static uint64_t persisted(const char *dir)
+{
+	char line[512], *at;
+	uint64_t addr = 0;
+	size_t n = strlen(dir);
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "none ", 5) && !strncmp(line + 5, dir, n) &&
+		    line[5 + n] == ' ' && (at = strstr(line, ",persisted=")))
+			addr = strtoull(at + 11, NULL, 0);
+	fclose(f);
+	return addr;
+}
+
+static int persist(const char *dir)
+{
+	return mount("none", dir, NULL, MS_REMOUNT, "persist") ? errno : 0;
+}
+
+/* One change a table shows, done to the files of @dir (a 2-dpage "f"). */
+static int persist_change(const char *dir, int fd, size_t ps, int what)
+{
+	char a[256], b[256];
+
+	snprintf(a, sizeof(a), "%s/f", dir);
+	switch (what) {
+	case 0: /* a dpage allocated */
+		return fallocate(fd, 0, ps, ps);
+	case 1: /* a dpage freed */
+		return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, ps, ps);
+	case 2:
+		return ftruncate(fd, 3 * ps);
+	case 3:
+		return fchmod(fd, 0640);
+	case 4:
+		return fchown(fd, 64055, 64055);
+	case 5:
+		snprintf(b, sizeof(b), "%s/g", dir);
+		return rename(a, b) ?: rename(b, a);
+	case 6:
+		snprintf(b, sizeof(b), "%s/link", dir);
+		return link(a, b);
+	case 7:
+		snprintf(b, sizeof(b), "%s/link", dir);
+		return unlink(b);
+	case 8:
+		snprintf(b, sizeof(b), "%s/d", dir);
+		return mkdir(b, 0700);
+	case 9:
+		snprintf(b, sizeof(b), "%s/d", dir);
+		return rmdir(b);
+	}
+	return -1;
+}
+
+/*
+ * A table is true of the files or gone: after each kind of change,
+ * persisted= disappears and the table's pages are back in the pool.  A
+ * table costs its pages and nothing else, and unmount frees it.
+ */
+TEST_F(dmemfs, persist_dropped_by_changes)
+{
+	static const char *const what[] = { "allocate", "punch", "truncate", "chmod",
+		"chown", "rename", "link", "unlink", "mkdir", "rmdir" };
+	size_t ps = variant->ps, files;
+	uint64_t used0 = sum(self->base.used, self->base.nr), t;
+	int fd, i;
+
+	fd = open_file(_metadata, self->dir, "f", 2 * ps);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, ps));
+	for (i = 0; i < (int)(sizeof(what) / sizeof(what[0])); i++) {
+		files = used_all(_metadata) - used0;
+		ASSERT_EQ(0, persist(self->dir)) TH_LOG("remount,persist: %s", strerror(errno));
+		t = persisted(self->dir);
+		ASSERT_NE(0, t) TH_LOG("no persisted= after remount,persist");
+		/* one 4 KiB page holds the table of a file or two */
+		EXPECT_EQ(files + SZ_4K, used_all(_metadata) - used0);
+		ASSERT_EQ(0, persist_change(self->dir, fd, ps, i))
+			TH_LOG("%s: %s", what[i], strerror(errno));
+		EXPECT_EQ(0, persisted(self->dir))
+			TH_LOG("after %s the table at %#lx is still shown", what[i], (long)t);
+		/* the files changed, the table's page is gone */
+		EXPECT_EQ(0, (used_all(_metadata) - used0) % ps) TH_LOG("after %s: a table page left", what[i]);
+	}
+	close(fd);
+	ASSERT_EQ(0, persist(self->dir));
+	ASSERT_NE(0, persisted(self->dir));
+	ASSERT_EQ(0, umount(self->dir));
+	self->mounted = 0;
+	expect_baseline(_metadata, &self->base, "after unmount with a table");
+}
+
+struct persist_race {
+	int fd;
+	size_t ps, nr;
+	volatile int stop;
+	unsigned long changes;
+};
+
+static void *persist_racer(void *arg)
+{
+	struct persist_race *r = arg;
+	size_t i = 0;
+
+	while (!r->stop) {
+		off_t off = (off_t)(i++ % r->nr) * r->ps;
+
+		if (!fallocate(r->fd, 0, off, r->ps) &&
+		    !fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, r->ps))
+			r->changes += 2;
+	}
+	return NULL;
+}
+
+/*
+ * persist while another thread allocates and punches: each persist either
+ * gives up (EBUSY) or leaves a table that the next change takes away;
+ * once the files are quiet it works, and no table page leaks.
+ */
+TEST_F_TIMEOUT(dmemfs, persist_races_changes, 300)
+{
+	struct persist_race r = { .ps = variant->ps, .nr = 4 };
+	uint64_t used0 = sum(self->base.used, self->base.nr);
+	int busy = 0, ok = 0, err, i, kfd = kmsg_open();
+	pthread_t th;
+	char *why;
+
+	if (r.ps == SZ_1G)
+		r.nr = 1;
+	r.fd = open_file(_metadata, self->dir, "f", r.nr * r.ps);
+	ASSERT_EQ(0, pthread_create(&th, NULL, persist_racer, &r));
+	for (i = 0; i < 200; i++) {
+		err = persist(self->dir);
+		if (err == EBUSY)
+			busy++;
+		else if (!err)
+			ok++;
+		else
+			EXPECT_EQ(0, err) TH_LOG("persist: %s", strerror(err));
+	}
+	r.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%d tables kept, %d gave up, %lu changes", ok, busy, r.changes);
+	EXPECT_EQ(0, persisted(self->dir)) TH_LOG("a table outlived the changes");
+	EXPECT_EQ(0, (used_all(_metadata) - used0) % r.ps) TH_LOG("a table page leaked");
+	ASSERT_EQ(0, persist(self->dir));
+	EXPECT_NE(0, persisted(self->dir));
+	close(r.fd);
+	unlink_in(_metadata, self->dir, "f");
+	EXPECT_EQ(0, persisted(self->dir));
+	expect_baseline(_metadata, &self->base, "after the race");
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+	free(why);
 }
 
 /* -------------------------------------------------------------------- */

@@ -58,6 +58,14 @@ $(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
 
+# dmem_pattern: a seeded pattern in a dmemfs file (kexec-l1.sh); plain C
+DMEM_PATTERN     := $(GUEST)/dmem_pattern
+guest: $(DMEM_PATTERN)
+$(DMEM_PATTERN): $(TOP)/nested-test/dmem_pattern.c
+	@mkdir -p $(@D)
+	@echo "[guest] cc $(notdir $@)"
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+
 # make headers_install of the 6.1 tree into $(KVM_HDR) (a log on failure).
 # (wildcard: before kernel/build.sh tree has run there is no tree yet)
 $(KVM_HDR)/include/linux/kvm.h: $(HARNESS_DIR)/kselftest_harness.h \
@@ -124,3 +132,19 @@ test-boot: test-nested
 	  $(TOP)/nested-test/boot-matrix.sh > $(BUILD)/boot-matrix.log 2>&1 || true; \
 	else echo "FAIL: boot: not run (kernel build failed)" > $(RESULTS)/boot.results; fi; \
 	[ -s $(RESULTS)/boot.results ] || echo "FAIL: boot: the matrix wrote no results" > $(RESULTS)/boot.results
+
+# ---- files carried over kexec (nested-test/kexec-l1.sh): an L1 of its own
+# that kexecs itself twice
+.PHONY: kexec test-kexec
+kexec: kernel guest
+	@RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/kexec-l1.sh
+	@cat $(RESULTS)/kexec/nested.results
+TEST_STEPS += test-kexec
+# after the boot matrix: one L1 at a time
+test-kexec: test-boot
+	@mkdir -p $(RESULTS); \
+	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
+	  RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/kexec-l1.sh > $(BUILD)/kexec.log 2>&1; \
+	  sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: kexec./' $(RESULTS)/kexec/nested.results > $(RESULTS)/kexec.results 2> /dev/null; \
+	else echo "FAIL: kexec: not run (kernel build failed)" > $(RESULTS)/kexec.results; fi; \
+	[ -s $(RESULTS)/kexec.results ] || echo "FAIL: kexec: boot-l1.sh wrote no results (build/kexec.log)" > $(RESULTS)/kexec.results
