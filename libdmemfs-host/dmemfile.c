@@ -201,6 +201,15 @@ fail:
 	return FALSE;
 }
 
+gboolean dmem_domain_carried(int mountfd, const char *uuid)
+{
+	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
+	struct stat st;
+
+	return fstatat(mountfd, mark, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	       st.st_uid == 0;
+}
+
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
 {
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);

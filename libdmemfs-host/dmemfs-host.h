@@ -147,6 +147,16 @@ gboolean dmem_create_file(int dirfd, const char *name, guint64 size, gboolean po
 /* Remove mountfd/uuid and the regular files in it; TRUE if absent. */
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
 
+/*
+ * dmem-liveupdate marks a domain it carries over a host kexec with this
+ * empty file in the domain's directory of each mount: the hook then keeps
+ * the files at release and reuses them at prepare, and the wrapper has
+ * QEMU skip the shared RAM on the incoming side.  A backend id never
+ * starts with a dot, so no backend file has this name.
+ */
+#define DMEM_CARRIED_MARK ".carried"
+gboolean dmem_domain_carried(int mountfd, const char *uuid);
+
 /* ---- small helpers ------------------------------------------------------ */
 /* canonical lowercase UUID, or NULL if s is not one */
 char *dmem_uuid_normalize(const char *s);

@@ -12,6 +12,22 @@ static int open_dir(const char *path)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
+gboolean hook_carried(const HookEnv *env, const char *uuid)
+{
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
+			int fd = open_dir(g_ptr_array_index(env->cfg->mounts[i], j));
+			gboolean carried = fd >= 0 && dmem_domain_carried(fd, uuid);
+
+			if (fd >= 0)
+				close(fd);
+			if (carried)
+				return TRUE;
+		}
+	}
+	return FALSE;
+}
+
 gboolean hook_release(const HookEnv *env, const char *uuid, GError **error)
 {
 	g_autoptr(GString) errs = g_string_new(NULL);

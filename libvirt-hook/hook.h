@@ -14,6 +14,8 @@ typedef struct {
 
 /* admission control, then <mount>/<uuid>/<id> for every backend; all or nothing */
 gboolean hook_prepare(const HookEnv *env, const DomainPlan *plan, GError **error);
+/* dmem-liveupdate carries the domain over a kexec (DMEM_CARRIED_MARK) */
+gboolean hook_carried(const HookEnv *env, const char *uuid);
 /* remove <mount>/<uuid> from every configured mount; idempotent */
 gboolean hook_release(const HookEnv *env, const char *uuid, GError **error);
 /* every planned file is present and large enough */

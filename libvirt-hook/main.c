@@ -118,6 +118,9 @@ int main(int argc, char **argv)
 		/* runs after a failed prepare too, XML without id: key by UUID only */
 		if (!hook_env(&env, &cfg, &e))
 			return plan->opted_in ? die(plan->uuid, e->message) : 0;
+		/* saved by dmem-liveupdate: its memory is the guest's, keep it */
+		if (hook_carried(&env, plan->uuid))
+			return 0;
 		if (!hook_release(&env, plan->uuid, &e))
 			return die(plan->uuid, e->message);
 		return 0;
@@ -130,6 +133,12 @@ int main(int argc, char **argv)
 		/* a non-zero exit would kill the running QEMU: report only */
 		if (!hook_reconnect(&env, plan, &e))
 			die(plan->uuid, e->message);
+		return 0;
+	}
+	/* restored by dmem-liveupdate: the files are there, with the guest in them */
+	if (hook_carried(&env, plan->uuid)) {
+		if (!hook_reconnect(&env, plan, &e))
+			return die(plan->uuid, e->message);
 		return 0;
 	}
 	if (!hook_prepare(&env, plan, &e))

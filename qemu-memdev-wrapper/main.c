@@ -75,6 +75,7 @@ int main(int argc, char **argv)
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
+	wrap_carry_incoming(&res, argc - first, argv + first);
 
 	if (ctx.dry_run) {
 		for (guint i = 0; i + 1 < res.argv->len; i++)

@@ -15,6 +15,8 @@
  */
 #include "rewrite.h"
 
+#include <fcntl.h>
+
 #include <json-glib/json-glib.h>
 #include <string.h>
 
@@ -442,6 +444,35 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		out->argv->pdata[i + 1] = nv;
 	}
 	out->rewritten = TRUE;
+	return TRUE;
+}
+
+gboolean wrap_carry_incoming(WrapResult *r, int nargs, char *const *args)
+{
+	g_autofree char *dir = NULL, *mount = NULL, *uuid = NULL;
+	gboolean incoming = FALSE;
+	int fd;
+
+	for (int i = 0; i < nargs && !incoming; i++) {
+		const char *n = opt_name(args[i]);
+
+		incoming = n && !strcmp(n, "incoming");
+	}
+	if (!incoming || !r->files || !r->files->len)
+		return FALSE;
+	dir = g_path_get_dirname(g_ptr_array_index(r->files, 0));
+	mount = g_path_get_dirname(dir);
+	uuid = g_path_get_basename(dir);
+	fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return FALSE;
+	incoming = dmem_domain_carried(fd, uuid);
+	close(fd);
+	if (!incoming)
+		return FALSE;
+	/* before the argv's NULL */
+	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("-global"));
+	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("migration.x-ignore-shared=on"));
 	return TRUE;
 }
 

@@ -27,6 +27,13 @@ typedef struct {
  */
 gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		      WrapResolveFn resolve, gpointer data, WrapResult *out, GError **error);
+/*
+ * A domain that dmem-liveupdate carried over a host kexec (the mark next
+ * to its first file) and that libvirt restores (-incoming): QEMU must not
+ * expect the shared RAM in the stream, it is in the files already.  Adds
+ * "-global migration.x-ignore-shared=on"; TRUE when it did.
+ */
+gboolean wrap_carry_incoming(WrapResult *r, int nargs, char *const *args);
 void wrap_result_clear(WrapResult *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
 

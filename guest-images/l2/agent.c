@@ -25,6 +25,13 @@
  * MemTotal has changed and then held for a second (virtio-mem plugged or
  * unplugged memory), it runs the pattern over node 0's free memory and
  * prints "L2-MEM-CHECK node0_total_kib=N tested_kib=N errors=N status=..".
+ *
+ * With --carry (l2.carry=1) it fills most of every node's free memory with
+ * the pattern once, prints "L2-CARRY-READY uptime_s=.. kib=..", then checks
+ * all of it again every 2 seconds, for ever: "L2-CARRY-CHECK uptime_s=..
+ * kib=.. errors=.. pass=N".  A guest carried over a host kexec (dmem-
+ * liveupdate) goes on in the same process: its uptime keeps growing, the
+ * pass count keeps counting and the pattern stays.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -184,6 +191,66 @@ static int watch(void)
 	return 0;
 }
 
+static double uptime(void)
+{
+	double up = -1;
+	FILE *f = fopen("/proc/uptime", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &up) != 1)
+			up = -1;
+		fclose(f);
+	}
+	return up;
+}
+
+/* --carry: the pattern in memory that stays mapped, checked for ever */
+static int carry(void)
+{
+	uint64_t *p[MAX_NODES] = { 0 };
+	size_t words[MAX_NODES] = { 0 }, i;
+	long long kib = 0, errors;
+	unsigned int node;
+	long pass;
+
+	for (node = 0; node < MAX_NODES; node++) {
+		char path[96];
+		unsigned long mask = 1ul << node;
+		long long free_kib, want;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%u/meminfo", node);
+		free_kib = read_kv(path, "MemFree:");
+		want = free_kib - free_kib / 8 - 4096;
+		if (free_kib < 0 || want < 1024)
+			continue;
+		p[node] = mmap(NULL, (size_t)want << 10, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p[node] == MAP_FAILED ||
+		    syscall(SYS_mbind, p[node], (size_t)want << 10, MPOL_BIND, &mask,
+			    MAX_NODES + 1, 0)) {
+			p[node] = NULL;
+			continue;
+		}
+		words[node] = ((size_t)want << 10) / sizeof(uint64_t);
+		for (i = 0; i < words[node]; i++)
+			p[node][i] = pattern(i, node);
+		kib += want;
+	}
+	printf("L2-CARRY-READY uptime_s=%.1f kib=%lld\n", uptime(), kib);
+	fflush(stdout);
+	for (pass = 1;; pass++) {
+		errors = 0;
+		for (node = 0; node < MAX_NODES; node++)
+			for (i = 0; i < words[node]; i++)
+				errors += p[node][i] != pattern(i, node);
+		printf("L2-CARRY-CHECK uptime_s=%.1f kib=%lld errors=%lld pass=%ld\n", uptime(),
+		       kib, errors, pass);
+		fflush(stdout);
+		sleep(2);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct node_result res[MAX_NODES] = { 0 };
@@ -198,6 +265,8 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--watch"))
 		return watch();
+	if (argc == 2 && !strcmp(argv[1], "--carry"))
+		return carry();
 	if (argc == 3 && !strcmp(argv[1], "--steal"))
 		spin_s = strtol(argv[2], NULL, 10);
 	t_start = now(CLOCK_MONOTONIC);

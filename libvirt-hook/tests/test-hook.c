@@ -701,6 +701,42 @@ static void test_release_idempotent(void)
 	g_assert_nonnull(strstr(e->message, "ram-node0"));
 }
 
+/*
+ * A domain dmem-liveupdate carries (the mark in its directory): release
+ * keeps its files, prepare reuses them as they are; without the mark,
+ * release frees them as before.
+ */
+static void test_carried_kept_and_reused(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
+	g_autoptr(GError) e = NULL;
+	HookEnv env = env_of(t);
+	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
+	g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
+	struct stat before, after;
+
+	fake_reset();
+	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_false(hook_carried(&env, p->uuid));
+	g_assert_cmpint(stat(f, &before), ==, 0);
+	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+	g_assert_true(hook_carried(&env, p->uuid));
+	/* what main() does for release end and prepare begin of a carried domain */
+	g_assert_true(hook_reconnect(&env, p, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(stat(f, &after), ==, 0);
+	g_assert_cmpuint(before.st_ino, ==, after.st_ino);
+	g_assert_true(g_file_test(mark, G_FILE_TEST_IS_REGULAR));
+	/* the mark gone, the domain is an ordinary one again */
+	g_assert_cmpint(unlink(mark), ==, 0);
+	g_assert_false(hook_carried(&env, p->uuid));
+	g_assert_true(hook_release(&env, p->uuid, &e));
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+}
+
 /* ---- the CLI ------------------------------------------------------------------- */
 
 static const char *golden_numa_memnode =
@@ -873,6 +909,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/hook/prepare/refusals-create-nothing", test_prepare_refusals_create_nothing);
 	g_test_add_func("/hook/prepare/reclaims-stale-dir", test_prepare_reclaims_stale);
 	g_test_add_func("/hook/release/idempotent-without-id", test_release_idempotent);
+	g_test_add_func("/hook/carried/kept-and-reused", test_carried_kept_and_reused);
 	g_test_add_func("/hook/cli/plan-json", test_cli_plan);
 	g_test_add_func("/hook/cli/plan-check-and-refusal", test_cli_plan_check_and_refusal);
 	g_test_add_func("/hook/cli/hook-operations", test_cli_hook_ops);

@@ -345,6 +345,33 @@ static void test_cli(void)
 	g_free(want);
 	want = g_strdup_printf("\"mem-path\":\"%s/ram-node2\"", dir);
 	g_assert_nonnull(strstr(out3, want));
+	/* restored by libvirt (-incoming) after dmem-liveupdate carried it: no RAM in the stream */
+	{
+		g_autoptr(GPtrArray) in = g_ptr_array_new();
+		g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
+		g_autofree char *o1 = NULL, *e1 = NULL, *o2 = NULL, *e2 = NULL;
+
+		for (int i = 0; i < n; i++)
+			g_ptr_array_add(in, args[i]);
+		g_ptr_array_add(in, "-incoming");
+		g_ptr_array_add(in, "defer");
+		g_ptr_array_add(in, NULL);
+		g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)in->pdata, env,
+					 NULL, &o1, &e1), ==, 0);
+		g_assert_null(strstr(o1, "x-ignore-shared"));
+		g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+		g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)in->pdata, env,
+					 NULL, &o2, &e2), ==, 0);
+		g_assert_cmpstr(e2, ==, "");
+		g_assert_true(g_str_has_suffix(o2, " -incoming defer -global migration.x-ignore-shared=on\n"));
+		/* a fresh start of a carried domain (no -incoming) is left alone */
+		g_free(o1);
+		g_free(e1);
+		g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)dry->pdata + 1, env,
+					 NULL, &o1, &e1), ==, 0);
+		g_assert_null(strstr(o1, "x-ignore-shared"));
+		g_assert_cmpint(unlink(mark), ==, 0);
+	}
 	/* probes go straight to QEMU */
 	g_assert_cmpint(test_run("qemu-memdev-wrapper", probe, env, NULL, &out4, &err4), ==, 0);
 	g_assert_cmpstr(out4, ==, "-S -no-user-config -machine none,accel=kvm:tcg\n");
