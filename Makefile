@@ -38,6 +38,7 @@ kernel-modular: deps
 # Fragments owned by each part of the tree.
 -include userspace.mk
 -include capacity/capacity.mk
+-include liveupdate/liveupdate.mk
 -include guest-images/guest.mk
 -include nested-test/nested.mk
 -include nested-test/acceptance/acceptance.mk

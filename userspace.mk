@@ -30,7 +30,7 @@ US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) 
 US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/*.c)
 US_HOOK_SRC := $(TOP)/libvirt-hook/plan.c $(TOP)/libvirt-hook/admission.c $(TOP)/libvirt-hook/hook.c
 US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c
-US_TESTS    := test-lib test-hook test-wrapper
+US_TESTS    := test-lib test-hook test-wrapper test-liveupdate
 
 us_obj = $(patsubst $(TOP)/%.c,$(US_OBJ)/%.o,$(1))
 
@@ -74,6 +74,9 @@ $(US_OBJ)/tests/%.o: $(TOP)/libvirt-hook/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+$(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 
@@ -140,12 +143,14 @@ fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite $(US_FUZZ)/fuzz-dmem-param
 # ---- install ----------------------------------------------------------------
 US_AA_LOCAL := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/abstractions
 
-install: userspace capacity
+install: userspace capacity liveupdate
 	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d/dmemfs
 	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(PREFIX)/sbin/dmemfs-hook
 	install -D -m 0755 $(US_BIN)/qemu-memdev-wrapper $(DESTDIR)$(PREFIX)/bin/qemu-memdev-wrapper
 	install -D -m 0755 $(CAP_BIN) $(DESTDIR)$(PREFIX)/bin/dmem-capacity
 	install -D -m 0644 $(TOP)/capacity/dmem-capacity.1 $(DESTDIR)$(PREFIX)/share/man/man1/dmem-capacity.1
+	install -D -m 0755 $(BUILD)/bin/dmem-liveupdate $(DESTDIR)$(PREFIX)/sbin/dmem-liveupdate
+	install -D -m 0644 $(TOP)/liveupdate/dmem-liveupdate.8 $(DESTDIR)$(PREFIX)/share/man/man8/dmem-liveupdate.8
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf ]; then \
 	  echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf"; \
 	else install -D -m 0644 $(TOP)/libdmemfs-host/dmemfs-host.conf $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf; fi

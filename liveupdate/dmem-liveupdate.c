@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * dmem-liveupdate: update the host kernel under running dmem guests.
+ *
+ *   dmem-liveupdate [-c URI] [--save-dir DIR] [--kernel FILE] [--initrd FILE]
+ *                   [--append ARGS] [--no-exec]
+ *       every running domain is checked first; one that cannot be carried
+ *       (no dmem memory, a host device) stops everything, with a line each.
+ *       Then each domain is saved without its RAM (QEMU's x-ignore-shared:
+ *       the RAM stays in its dmemfs files, marked carried so that the hook
+ *       keeps them), the mounts are persisted (mount -o remount,persist),
+ *       and the kernel is loaded with this boot's command line, fixed dmem=
+ *       ranges and dmemfs_recover=, below the lowest dmem range, and
+ *       executed (kexec -e; --no-exec stops before).
+ *   dmem-liveupdate --restore [-c URI] [--save-dir DIR]
+ *       after that boot: mount the configured dmemfs mounts with recover,
+ *       restore every saved domain (virsh restore: the hook reuses its
+ *       files, the wrapper has QEMU skip the shared RAM), report each
+ *       guest's downtime.
+ *
+ * Exit status: 0, 1 when something failed or was refused (one line each on
+ * stderr), 2 for bad arguments.
+ */
+#include "dmemfs-host.h"
+#include "hook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libvirt/libvirt-qemu.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <mntent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SAVE_DIR "/var/lib/dmemfs-host/liveupdate"
+#define STATE_FILE "liveupdate.state"
+#define REGIONS "/sys/kernel/debug/dmem/regions"
+#define IGNORE_SHARED(on)                                                                     \
+	"{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"          \
+	"[{\"capability\":\"x-ignore-shared\",\"state\":" on "}]}}"
+
+static char *opt_uri, *opt_save_dir, *opt_kernel, *opt_initrd, *opt_append;
+static gboolean opt_restore, opt_no_exec;
+
+static void say_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+static void say_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dmem-liveupdate: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static const char *virt_error(void)
+{
+	const virError *e = virGetLastError();
+
+	return e && e->message ? e->message : "libvirt error";
+}
+
+static gint64 now_ms(void)
+{
+	return g_get_real_time() / 1000;
+}
+
+/* Why @xml's domain cannot be carried over a kexec, or NULL. */
+static char *refusal(const char *xml, DomainPlan **planp)
+{
+	g_autoptr(GError) e = NULL;
+	PlanOptions o = { 0 };
+	DomainPlan *plan = plan_from_xml(xml, strlen(xml), &o, &e);
+	xmlDocPtr doc;
+	xmlXPathContextPtr ctx;
+	xmlXPathObjectPtr res;
+	int hostdevs = 0;
+
+	if (!plan)
+		return g_strdup_printf("its XML: %s", e->message);
+	*planp = plan;
+	if (!plan->opted_in || !plan->backends->len)
+		return g_strdup("no dmem memory (not a dmemfs-host domain): migrate or stop it first");
+	doc = xmlReadMemory(xml, strlen(xml), "domain.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
+			    XML_PARSE_NOWARNING);
+	if (!doc)
+		return g_strdup("its XML does not parse");
+	ctx = xmlXPathNewContext(doc);
+	res = ctx ? xmlXPathEvalExpression(BAD_CAST "/domain/devices/hostdev", ctx) : NULL;
+	if (res && res->nodesetval)
+		hostdevs = res->nodesetval->nodeNr;
+	xmlXPathFreeObject(res);
+	xmlXPathFreeContext(ctx);
+	xmlFreeDoc(doc);
+	if (hostdevs)
+		return g_strdup_printf("%d host device(s) (<hostdev>): their IOMMU mappings do not "
+				       "survive a kexec",
+				       hostdevs);
+	return NULL;
+}
+
+typedef struct {
+	virDomainPtr dom;
+	DomainPlan *plan;
+	char *name, *uuid, *save;
+	gboolean saved;
+} Carried;
+
+static void carried_free(gpointer p)
+{
+	Carried *c = p;
+
+	virDomainFree(c->dom);
+	plan_free(c->plan);
+	g_free(c->name);
+	g_free(c->uuid);
+	g_free(c->save);
+	g_free(c);
+}
+
+/* Put the mark in the domain's directory of every mount (@on), or take it. */
+static gboolean mark(const DmemConfig *cfg, const char *uuid, gboolean on, GError **error)
+{
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
+			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *dir = g_build_filename(m, uuid, NULL);
+			g_autofree char *f = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
+			int fd;
+
+			if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+				continue;
+			if (!on) {
+				unlink(f);
+				continue;
+			}
+			fd = open(f, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", f,
+					    g_strerror(errno));
+				return FALSE;
+			}
+			close(fd);
+		}
+	}
+	return TRUE;
+}
+
+static gboolean is_dmemfs(const char *path)
+{
+	struct statfs sf;
+
+	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == DMEMFS_MAGIC;
+}
+
+/* persisted= of the mount at @path in /proc/mounts, or NULL */
+static char *persisted(const char *path)
+{
+	FILE *f = setmntent("/proc/mounts", "r");
+	struct mntent *m;
+	char *addr = NULL;
+
+	while (f && (m = getmntent(f))) {
+		char *v = hasmntopt(m, "persisted");
+
+		if (!strcmp(m->mnt_dir, path) && v && v[9] == '=') {
+			g_free(addr);
+			addr = g_strndup(v + 10, strcspn(v + 10, ","));
+		}
+	}
+	if (f)
+		endmntent(f);
+	return addr;
+}
+
+/* "dmem=SIZE@ADDR ..." for the ranges this boot reserved, and the lowest */
+static char *fixed_ranges(guint64 *lowest, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autoptr(GString) s = g_string_new(NULL);
+
+	*lowest = G_MAXUINT64;
+	if (!g_file_get_contents(REGIONS, &text, NULL, error))
+		return NULL;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 1; lines[i]; i++) {
+		unsigned long long base, nr;
+		int node;
+
+		if (sscanf(lines[i], "%d %llx %llu", &node, &base, &nr) != 3)
+			continue;
+		g_string_append_printf(s, "%sdmem=%llu@%llu", s->len ? " " : "", nr << 12,
+				       base << 12);
+		*lowest = MIN(*lowest, (guint64)base << 12);
+	}
+	if (!s->len) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no dmem ranges", REGIONS);
+		return NULL;
+	}
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* this boot's command line without dmem=, dmemfs_recover= and the loader's words */
+static char *next_cmdline(const char *ranges, const char *tables, GError **error)
+{
+	g_autofree char *cur = NULL;
+	g_auto(GStrv) words = NULL;
+	g_autoptr(GString) s = g_string_new(NULL);
+	static const char *const drop[] = { "dmem=", "dmemfs_recover=", "BOOT_IMAGE=", "initrd=" };
+
+	if (!g_file_get_contents("/proc/cmdline", &cur, NULL, error))
+		return NULL;
+	words = g_strsplit_set(g_strstrip(cur), " \t\n", -1);
+	for (guint i = 0; words[i]; i++) {
+		gboolean keep = *words[i] != '\0';
+
+		for (guint k = 0; keep && k < G_N_ELEMENTS(drop); k++)
+			keep = !g_str_has_prefix(words[i], drop[k]);
+		if (keep)
+			g_string_append_printf(s, "%s ", words[i]);
+	}
+	g_string_append_printf(s, "%s dmemfs_recover=%s", ranges, tables);
+	if (opt_append && *opt_append)
+		g_string_append_printf(s, " %s", opt_append);
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+static gboolean run(const char *const *argv, GError **error)
+{
+	g_autofree char *err = NULL;
+	int status;
+
+	if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
+			  NULL, NULL, NULL, &err, &status, error))
+		return FALSE;
+	if (!g_spawn_check_wait_status(status, NULL)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", argv[0],
+			    err && *err ? g_strstrip(err) : "failed");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Undo: the saved domains come back as they were, marks gone. */
+static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms)
+{
+	for (guint i = 0; i < doms->len; i++) {
+		Carried *c = g_ptr_array_index(doms, i);
+
+		if (c->saved && virDomainRestore(conn, c->save) < 0)
+			say_error("domain %s: restore after the failure: %s; its image stays in %s",
+				  c->name, virt_error(), c->save);
+		else if (c->saved)
+			unlink(c->save);
+		if (!c->saved && c->uuid) {
+			g_autofree char *reply = NULL;
+
+			virDomainQemuMonitorCommand(c->dom, IGNORE_SHARED("false"), &reply, 0);
+		}
+		if (c->uuid)
+			mark(cfg, c->uuid, FALSE, NULL);
+	}
+}
+
+static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
+{
+	g_autoptr(GPtrArray) doms = g_ptr_array_new_with_free_func(carried_free);
+	g_autoptr(GKeyFile) state = g_key_file_new();
+	g_autoptr(GString) tables = g_string_new(NULL);
+	g_autoptr(GError) e = NULL;
+	g_autofree char *ranges = NULL, *cmdline = NULL, *statepath = NULL, *mem_max = NULL;
+	g_autofree char *cmd_opt = NULL, *initrd_opt = NULL;
+	virDomainPtr *list = NULL;
+	HookEnv env = { .cfg = cfg };
+	guint64 lowest;
+	int n, refused = 0;
+
+	/* ---- 1. everything is checked before anything is touched */
+	n = virConnectListAllDomains(conn, &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (n < 0) {
+		say_error("list domains: %s", virt_error());
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		Carried *c = g_new0(Carried, 1);
+		g_autofree char *xml = virDomainGetXMLDesc(list[i], 0);
+		g_autofree char *why = NULL;
+
+		c->dom = list[i];
+		c->name = g_strdup(virDomainGetName(list[i]));
+		g_ptr_array_add(doms, c);
+		why = xml ? refusal(xml, &c->plan) : g_strdup(virt_error());
+		if (!why && !hook_reconnect(&env, c->plan, &e))
+			why = g_strdup(e->message);
+		g_clear_error(&e);
+		if (why) {
+			say_error("domain %s cannot be carried: %s", c->name, why);
+			refused++;
+			continue;
+		}
+		c->uuid = g_strdup(c->plan->uuid);
+		c->save = g_strdup_printf("%s/%s.save", opt_save_dir, c->uuid);
+	}
+	free(list);
+	if (refused)
+		return 1;
+	if (!g_file_test(opt_kernel, G_FILE_TEST_IS_REGULAR)) {
+		say_error("kernel %s: not a file", opt_kernel);
+		return 1;
+	}
+	ranges = fixed_ranges(&lowest, &e);
+	if (!ranges) {
+		say_error("dmem ranges: %s (is debugfs mounted?)", e->message);
+		return 1;
+	}
+	if (g_mkdir_with_parents(opt_save_dir, 0700) < 0) {
+		say_error("%s: %s", opt_save_dir, g_strerror(errno));
+		return 1;
+	}
+
+	/* ---- 2. each guest stops: device state out, RAM stays in dmem */
+	for (guint i = 0; i < doms->len; i++) {
+		Carried *c = g_ptr_array_index(doms, i);
+		g_autofree char *reply = NULL;
+		gint64 t0 = now_ms();
+
+		if (!mark(cfg, c->uuid, TRUE, &e) ||
+		    virDomainQemuMonitorCommand(c->dom, IGNORE_SHARED("true"), &reply, 0) < 0 ||
+		    virDomainSave(c->dom, c->save) < 0) {
+			say_error("domain %s: save: %s", c->name, e ? e->message : virt_error());
+			roll_back(cfg, conn, doms);
+			return 1;
+		}
+		c->saved = TRUE;
+		g_key_file_set_string(state, c->uuid, "name", c->name);
+		g_key_file_set_string(state, c->uuid, "image", c->save);
+		g_key_file_set_int64(state, c->uuid, "stopped_at_ms", t0);
+		g_key_file_set_int64(state, c->uuid, "save_ms", now_ms() - t0);
+		printf("domain %s: saved without its RAM in %.2f s\n", c->name,
+		       (now_ms() - t0) / 1000.0);
+	}
+
+	/* ---- 3. the map of files to dpages, for the next kernel */
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
+			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *addr = NULL;
+
+			if (!is_dmemfs(m))
+				continue;
+			if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
+			    !(addr = persisted(m))) {
+				say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
+				roll_back(cfg, conn, doms);
+				return 1;
+			}
+			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", addr);
+		}
+	}
+	if (!tables->len) {
+		say_error("no dmemfs mount to persist (configured: see dmemfs-host.conf)");
+		roll_back(cfg, conn, doms);
+		return 1;
+	}
+
+	/* ---- 4. the next kernel, where it cannot touch dmem */
+	cmdline = next_cmdline(ranges, tables->str, &e);
+	statepath = g_build_filename(opt_save_dir, STATE_FILE, NULL);
+	if (cmdline) {
+		g_key_file_set_string(state, "kexec", "cmdline", cmdline);
+		g_key_file_set_int64(state, "kexec", "loaded_at_ms", now_ms());
+	}
+	if (!cmdline || !g_key_file_save_to_file(state, statepath, &e)) {
+		say_error("%s", e->message);
+		roll_back(cfg, conn, doms);
+		return 1;
+	}
+	mem_max = g_strdup_printf("--mem-max=%" G_GUINT64_FORMAT, lowest - 1);
+	cmd_opt = g_strdup_printf("--command-line=%s", cmdline);
+	initrd_opt = opt_initrd ? g_strdup_printf("--initrd=%s", opt_initrd) : NULL;
+	{
+		const char *argv[] = { "kexec", "-l", opt_kernel, mem_max, cmd_opt, initrd_opt, NULL };
+
+		if (!run(argv, &e)) {
+			say_error("kexec -l: %s", e->message);
+			unlink(statepath);
+			roll_back(cfg, conn, doms);
+			return 1;
+		}
+	}
+	printf("loaded %s: %s\n", opt_kernel, cmdline);
+	fflush(stdout);
+	if (opt_no_exec)
+		return 0;
+	sync();
+	{
+		const char *argv[] = { "kexec", "-e", NULL };
+
+		run(argv, &e);
+		say_error("kexec -e: %s", e ? e->message : "returned");
+	}
+	return 1;
+}
+
+static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
+{
+	g_autoptr(GKeyFile) state = g_key_file_new();
+	g_autoptr(GError) e = NULL;
+	g_autofree char *statepath = g_build_filename(opt_save_dir, STATE_FILE, NULL);
+	g_auto(GStrv) groups = NULL;
+	int failed = 0;
+
+	if (!g_key_file_load_from_file(state, statepath, G_KEY_FILE_NONE, &e)) {
+		say_error("%s: %s (nothing was carried)", statepath, e->message);
+		return 1;
+	}
+	/* ---- 1. the files, with the guests' memory in them */
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
+			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *opts = g_strdup_printf("pagesize=%s,recover",
+								dmem_pagesize_name(dmem_pagesizes[i]));
+
+			if (is_dmemfs(m))
+				continue;
+			if (g_mkdir_with_parents(m, 0755) < 0 ||
+			    mount("none", m, "dmemfs", 0, opts) < 0) {
+				say_error("%s: mount -o %s: %s (see the kernel log)", m, opts,
+					  g_strerror(errno));
+				failed++;
+			}
+		}
+	}
+	/* ---- 2. the guests */
+	groups = g_key_file_get_groups(state, NULL);
+	for (guint i = 0; groups[i]; i++) {
+		g_autofree char *name = g_key_file_get_string(state, groups[i], "name", NULL);
+		g_autofree char *image = g_key_file_get_string(state, groups[i], "image", NULL);
+		gint64 stopped = g_key_file_get_int64(state, groups[i], "stopped_at_ms", NULL);
+		gint64 t0 = now_ms();
+
+		if (!name || !image)
+			continue;
+		if (virDomainRestoreFlags(conn, image, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+			say_error("domain %s: restore: %s; its files and %s stay", name,
+				  virt_error(), image);
+			failed++;
+			continue;
+		}
+		mark(cfg, groups[i], FALSE, NULL);
+		unlink(image);
+		printf("domain %s: restored in %.2f s, downtime %.2f s\n", name,
+		       (now_ms() - t0) / 1000.0, (now_ms() - stopped) / 1000.0);
+	}
+	if (!failed)
+		unlink(statepath);
+	return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	g_autoptr(GOptionContext) oc = g_option_context_new("- update the host kernel under dmem guests");
+	g_autoptr(DmemConfig) cfg = NULL;
+	g_autoptr(GError) e = NULL;
+	g_autofree char *kernel = NULL, *initrd = NULL;
+	virConnectPtr conn;
+	struct utsname u;
+	int rc;
+	GOptionEntry entries[] = {
+		{ "connect", 'c', 0, G_OPTION_ARG_STRING, &opt_uri, "libvirt URI", "URI" },
+		{ "save-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_save_dir,
+		  "device state of the guests (default " DEFAULT_SAVE_DIR ")", "DIR" },
+		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &opt_kernel,
+		  "kernel to load (default /boot/vmlinuz-`uname -r`)", "FILE" },
+		{ "initrd", 0, 0, G_OPTION_ARG_FILENAME, &opt_initrd, "its initrd", "FILE" },
+		{ "append", 0, 0, G_OPTION_ARG_STRING, &opt_append, "more kernel arguments", "ARGS" },
+		{ "no-exec", 0, 0, G_OPTION_ARG_NONE, &opt_no_exec,
+		  "load the kernel but do not execute it", NULL },
+		{ "restore", 0, 0, G_OPTION_ARG_NONE, &opt_restore,
+		  "after the new kernel booted: recover the mounts, restore the guests", NULL },
+		{ NULL },
+	};
+
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &e) || argc != 1) {
+		say_error("%s", e ? e->message : "unexpected arguments");
+		return 2;
+	}
+	if (!opt_save_dir)
+		opt_save_dir = g_strdup(DEFAULT_SAVE_DIR);
+	if (!opt_kernel && uname(&u) == 0)
+		opt_kernel = kernel = g_strdup_printf("/boot/vmlinuz-%s", u.release);
+	if (!opt_initrd && uname(&u) == 0) {
+		initrd = g_strdup_printf("/boot/initrd.img-%s", u.release);
+		if (g_file_test(initrd, G_FILE_TEST_IS_REGULAR))
+			opt_initrd = initrd;
+	}
+	cfg = dmem_config_load(&e);
+	if (!cfg) {
+		say_error("%s", e->message);
+		return 1;
+	}
+	if (!g_getenv("LIBVIRT_LOG_OUTPUTS"))
+		g_setenv("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null", TRUE);
+	conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+	if (!conn) {
+		say_error("connect %s: %s", opt_uri ? opt_uri : "qemu:///system", virt_error());
+		return 1;
+	}
+	rc = opt_restore ? cmd_restore(cfg, conn) : cmd_update(cfg, conn);
+	virConnectClose(conn);
+	return rc;
+}

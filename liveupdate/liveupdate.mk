@@ -1,0 +1,25 @@
+# liveupdate/: dmem-liveupdate, the host kernel update under running dmem
+# guests (issue 16).  Included by the top-level Makefile.
+#
+#   make liveupdate   build/bin/dmem-liveupdate
+#
+# Built like dmemfs-hook (userspace.mk), on the same archives: domain XML
+# through the hook's plan_from_xml, the carried mark through libdmemfs-host.
+
+LU_BIN    := $(BUILD)/bin/dmem-liveupdate
+LU_CFLAGS  = $(US_CFLAGS) $(shell pkg-config --cflags libvirt libvirt-qemu)
+LU_LIBS    = $(US_HOOK_A) $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt libvirt-qemu)
+
+.PHONY: liveupdate
+liveupdate: $(LU_BIN)
+userspace: $(LU_BIN)
+
+$(BUILD)/obj/liveupdate/%.o: $(TOP)/liveupdate/%.c $(TOP)/liveupdate/liveupdate.mk
+	@mkdir -p $(@D)
+	$(CC) $(LU_CFLAGS) -c -o $@ $<
+
+$(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(US_HOOK_A) $(US_LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LU_LIBS)
+
+-include $(wildcard $(BUILD)/obj/liveupdate/*.d)

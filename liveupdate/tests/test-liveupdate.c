@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * dmem-liveupdate without a kernel: libvirt's test driver runs the
+ * domains, a scratch tree holds the dmemfs files.  What can be checked
+ * here is what happens before anything is touched: refusals, one line
+ * each, and nothing created.  The kexec round trip runs in L1
+ * (nested-test/liveupdate-l1.sh).
+ */
+#include "testutil.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GOOD_UUID "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f"
+
+/* a running test-driver domain; @extra goes into <metadata> and <devices> */
+static char *domain(const char *name, const char *uuid, const char *meta, const char *dev)
+{
+	return g_strdup_printf(
+		"<domain type='test'><name>%s</name><uuid>%s</uuid><metadata>%s</metadata>"
+		"<memory unit='KiB'>1048576</memory><memoryBacking><source type='file'/>"
+		"<access mode='shared'/></memoryBacking><vcpu>1</vcpu>"
+		"<os><type arch='x86_64'>hvm</type></os><devices>%s</devices></domain>",
+		name, uuid, meta, dev);
+}
+
+static const char *opted =
+	"<dmemfs:dmemfs xmlns:dmemfs='http://dmemfs-host.org/xmlns/dmemfs/1.0' pagesize='2M'/>";
+
+static char *node_file(const TestTree *t, const char *domains)
+{
+	g_autofree char *xml = g_strdup_printf(
+		"<node><cpu><mhz>2000</mhz><model>i686</model><active>2</active><max>2</max>"
+		"<nodes>1</nodes><sockets>1</sockets><cores>2</cores><threads>1</threads></cpu>"
+		"<memory>8388608</memory>%s</node>", domains);
+	char *path = g_build_filename(t->dir, "node.xml", NULL);
+
+	g_assert_true(g_file_set_contents(path, xml, -1, NULL));
+	return path;
+}
+
+static int run(const TestTree *t, const char *node, const char *extra, char **out, char **err)
+{
+	g_autofree char *uri = g_strdup_printf("test://%s", node);
+	g_autofree char *save = g_build_filename(t->dir, "save", NULL);
+	const char *args[] = { "-c", uri, "--save-dir", save, "--kernel", "/dev/null", "--no-exec",
+			       extra, NULL };
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+
+	return test_run("dmem-liveupdate", args, env, NULL, out, err);
+}
+
+/* Domains that cannot be carried stop it all, with a line each. */
+static void test_refusals(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *plain = domain("plain", "11111111-2222-3333-4444-555555555555", "", "");
+	g_autofree char *vfio = domain("vfio", "22222222-2222-3333-4444-555555555555", opted,
+				       "<hostdev mode='subsystem' type='pci' managed='yes'><source>"
+				       "<address domain='0' bus='0' slot='4' function='0'/>"
+				       "</source></hostdev>");
+	g_autofree char *good = domain("good", GOOD_UUID, opted, "");
+	g_autofree char *all = g_strconcat(plain, vfio, good, NULL);
+	g_autofree char *node = node_file(t, all);
+	g_autofree char *dir = g_build_filename(t->mounts[1], GOOD_UUID, NULL);
+	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
+	g_autofree char *save = g_build_filename(t->dir, "save", NULL);
+	g_autofree char *out = NULL, *err = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	g_mkdir(dir, 0710);
+	g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	g_assert_cmpint(truncate(f, 1 << 30), ==, 0);
+	g_assert_cmpint(run(t, node, NULL, &out, &err), ==, 1);
+	lines = g_strsplit(g_strchomp(err), "\n", -1);
+	g_assert_cmpuint(g_strv_length(lines), ==, 2);
+	g_assert_true(g_str_has_prefix(lines[0], "dmem-liveupdate: domain plain cannot be carried: "
+						 "no dmem memory"));
+	g_assert_true(g_str_has_prefix(lines[1], "dmem-liveupdate: domain vfio cannot be carried: "
+						 "1 host device(s)"));
+	g_assert_cmpstr(out, ==, "");
+	/* nothing touched: no save directory, no mark */
+	g_assert_false(g_file_test(save, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(test_count_entries(dir), ==, 1);
+}
+
+/* A dmem domain whose files are not where the hook puts them. */
+static void test_files_missing(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *good = domain("good", GOOD_UUID, opted, "");
+	g_autofree char *node = node_file(t, good);
+	g_autofree char *out = NULL, *err = NULL;
+
+	g_assert_cmpint(run(t, node, NULL, &out, &err), ==, 1);
+	g_assert_nonnull(strstr(err, "domain good cannot be carried: domain " GOOD_UUID
+				     ": dmemfs files missing or short"));
+	g_assert_null(strchr(g_strchomp(err), '\n'));
+}
+
+static void test_restore_nothing_and_usage(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *node = node_file(t, "");
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+
+	g_assert_cmpint(run(t, node, "--restore", &out, &err), ==, 1);
+	g_assert_nonnull(strstr(err, "liveupdate.state"));
+	g_assert_nonnull(strstr(err, "(nothing was carried)"));
+	g_assert_cmpint(run(t, node, "--bogus", &out2, &err2), ==, 2);
+	g_assert_true(g_str_has_prefix(err2, "dmem-liveupdate: "));
+}
+
+int main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_setenv("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null", TRUE);
+	g_test_add_func("/liveupdate/refusals-one-line-each-nothing-touched", test_refusals);
+	g_test_add_func("/liveupdate/files-missing", test_files_missing);
+	g_test_add_func("/liveupdate/restore-nothing-and-usage", test_restore_nothing_and_usage);
+	return g_test_run();
+}
