@@ -274,6 +274,12 @@ static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms
 	}
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(virDomainGetName(*(virDomainPtr const *)a),
+		      virDomainGetName(*(virDomainPtr const *)b));
+}
+
 static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 {
 	g_autoptr(GPtrArray) doms = g_ptr_array_new_with_free_func(carried_free);
@@ -293,6 +299,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("list domains: %s", virt_error());
 		return 1;
 	}
+	qsort(list, n, sizeof(*list), by_name); /* the same order every time */
 	for (int i = 0; i < n; i++) {
 		Carried *c = g_new0(Carried, 1);
 		g_autofree char *xml = virDomainGetXMLDesc(list[i], 0);
@@ -367,6 +374,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 				return 1;
 			}
 			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", addr);
+			g_key_file_set_string(state, "mounts", m, addr);
 		}
 	}
 	if (!tables->len) {
@@ -430,8 +438,11 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
 			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *opts = g_strdup_printf("pagesize=%s,recover",
-								dmem_pagesize_name(dmem_pagesizes[i]));
+			/* only the mounts that were persisted have a table */
+			gboolean carried = g_key_file_has_key(state, "mounts", m, NULL);
+			g_autofree char *opts = g_strdup_printf("pagesize=%s%s",
+								dmem_pagesize_name(dmem_pagesizes[i]),
+								carried ? ",recover" : "");
 
 			if (is_dmemfs(m))
 				continue;
@@ -446,6 +457,8 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 	/* ---- 2. the guests */
 	groups = g_key_file_get_groups(state, NULL);
 	for (guint i = 0; groups[i]; i++) {
+		if (!strcmp(groups[i], "mounts") || !strcmp(groups[i], "kexec"))
+			continue;
 		g_autofree char *name = g_key_file_get_string(state, groups[i], "name", NULL);
 		g_autofree char *image = g_key_file_get_string(state, groups[i], "image", NULL);
 		gint64 stopped = g_key_file_get_int64(state, groups[i], "stopped_at_ms", NULL);
@@ -458,6 +471,25 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 				  virt_error(), image);
 			failed++;
 			continue;
+		}
+		/*
+		 * Its QEMU started with x-ignore-shared (the wrapper saw the
+		 * mark): off again, or a later plain virsh save would leave
+		 * the RAM out of the image.
+		 */
+		{
+			virDomainPtr dom = virDomainLookupByUUIDString(conn, groups[i]);
+			g_autofree char *reply = NULL;
+
+			if (!dom || virDomainQemuMonitorCommand(dom, IGNORE_SHARED("false"), &reply,
+								0) < 0) {
+				say_error("domain %s: restored, but x-ignore-shared stays on (%s): "
+					  "do not virsh save it",
+					  name, virt_error());
+				failed++;
+			}
+			if (dom)
+				virDomainFree(dom);
 		}
 		mark(cfg, groups[i], FALSE, NULL);
 		unlink(image);

@@ -21,7 +21,7 @@
 # ttyS0 = console log, ttyS1 = results channel (no printk on it).  The L1
 # protocol is in nested-test/README.md.
 #
-# Settings (environment): KERNEL INITRD DMEM L1_APPEND L1_NODE_MEM L1_SMP
+# Settings (environment): KERNEL INITRD DMEM L1_APPEND L1_DISK L1_NODE_MEM L1_SMP
 # ACCEL (auto|kvm|tcg) KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_TIMEOUT
 # L1_POWEROFF_GRACE RESULTS L1_LOCK.  Exits 0 once results are written
 # (hangs end in FAIL lines); the results say whether anything failed.
@@ -50,6 +50,7 @@ L1_POWEROFF_GRACE=${L1_POWEROFF_GRACE:-30}
 # dmem='s ranges (the x86/boot/compressed/kaslr patch), and l1.dmem-reserved
 # checks that each node got all it asked for (requested_bytes) on every boot.
 L1_APPEND=${L1_APPEND-}
+L1_DISK=${L1_DISK-} # a raw image L1 sees as /dev/vda (state that outlives a kexec)
 QEMU=${QEMU:-qemu-system-x86_64}
 out=$RESULTS/nested.results
 work=$RESULTS/l1
@@ -152,6 +153,7 @@ boot_l1() {
 		-chardev "file,id=con,path=$(esc "$con")" -serial chardev:con \
 		-chardev "file,id=res,path=$(esc "$res")" -serial chardev:res \
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
+		${L1_DISK:+-drive "file=$(esc "$L1_DISK"),if=virtio,format=raw,cache=unsafe"} \
 		> "$work/$name-qemu.log" 2>&1 < /dev/null &
 	pid=$!
 	boot_secs=

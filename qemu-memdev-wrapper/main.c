@@ -13,7 +13,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct {
@@ -49,6 +53,82 @@ static int fail(const char *msg)
 	return 1;
 }
 
+/* Read QMP replies from @fd until @want "return"s came, or an error. */
+static gboolean qmp_replies(int fd, int want)
+{
+	char buf[4096];
+	gsize len = 0;
+
+	while (want > 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+		char *nl;
+
+		if (poll(&p, 1, 60000) <= 0)
+			return FALSE;
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			return FALSE;
+		len += n;
+		buf[len] = 0;
+		while ((nl = strchr(buf, '\n'))) {
+			*nl = 0;
+			if (strstr(buf, "\"error\""))
+				return FALSE;
+			if (strstr(buf, "\"return\""))
+				want--;
+			len -= nl + 1 - buf;
+			memmove(buf, nl + 1, len + 1);
+		}
+		if (len == sizeof(buf) - 1)
+			len = 0; /* a greeting longer than the buffer: not a reply */
+	}
+	return TRUE;
+}
+
+/*
+ * The QMP side of wrap_add_monitor(): a grandchild writes the commands
+ * into one end of a socket pair before QEMU runs its main loop, and says
+ * on stderr (the domain's log) when QEMU refused them.  Returns QEMU's
+ * end, or -1.
+ */
+static int carry_monitor(void)
+{
+	static const char cmds[] =
+		"{\"execute\":\"qmp_capabilities\"}\n"
+		"{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"
+		"[{\"capability\":\"x-ignore-shared\",\"state\":true}]}}\n";
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[1]);
+		if (fork() != 0)
+			_exit(0); /* the grandchild goes on, reparented: QEMU never waits */
+		if (write(sv[0], cmds, sizeof(cmds) - 1) != (ssize_t)(sizeof(cmds) - 1) ||
+		    !qmp_replies(sv[0], 2))
+			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared was not set: the "
+					"restore of this carried domain will fail\n");
+		_exit(0);
+	}
+	close(sv[0]);
+	waitpid(pid, NULL, 0);
+	/* QEMU's end crosses the exec */
+	if (fcntl(sv[1], F_SETFD, 0) < 0) {
+		close(sv[1]);
+		return -1;
+	}
+	return sv[1];
+}
+
 static gboolean same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -75,7 +155,13 @@ int main(int argc, char **argv)
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
-	wrap_carry_incoming(&res, argc - first, argv + first);
+	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
+		int fd = carry_monitor();
+
+		if (fd < 0)
+			return fail("x-ignore-shared: no monitor for the restore of a carried domain");
+		wrap_add_monitor(&res, fd);
+	}
 
 	if (ctx.dry_run) {
 		for (guint i = 0; i + 1 < res.argv->len; i++)

@@ -447,7 +447,7 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	return TRUE;
 }
 
-gboolean wrap_carry_incoming(WrapResult *r, int nargs, char *const *args)
+gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args)
 {
 	g_autofree char *dir = NULL, *mount = NULL, *uuid = NULL;
 	gboolean incoming = FALSE;
@@ -468,12 +468,18 @@ gboolean wrap_carry_incoming(WrapResult *r, int nargs, char *const *args)
 		return FALSE;
 	incoming = dmem_domain_carried(fd, uuid);
 	close(fd);
-	if (!incoming)
-		return FALSE;
+	return incoming;
+}
+
+void wrap_add_monitor(WrapResult *r, int fd)
+{
 	/* before the argv's NULL */
-	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("-global"));
-	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("migration.x-ignore-shared=on"));
-	return TRUE;
+	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("-chardev"));
+	g_ptr_array_insert(r->argv, r->argv->len - 1,
+			   g_strdup_printf("socket,id=" WRAP_CARRY_MONITOR ",fd=%d", fd));
+	g_ptr_array_insert(r->argv, r->argv->len - 1, g_strdup("-mon"));
+	g_ptr_array_insert(r->argv, r->argv->len - 1,
+			   g_strdup("chardev=" WRAP_CARRY_MONITOR ",mode=control"));
 }
 
 gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer data, WrapTarget *out,

@@ -30,10 +30,15 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 /*
  * A domain that dmem-liveupdate carried over a host kexec (the mark next
  * to its first file) and that libvirt restores (-incoming): QEMU must not
- * expect the shared RAM in the stream, it is in the files already.  Adds
- * "-global migration.x-ignore-shared=on"; TRUE when it did.
+ * expect the shared RAM in the stream, it is in the files already.  QEMU
+ * 7.2 has no command-line switch for that (x-ignore-shared is a migration
+ * capability only), so the wrapper gives QEMU a second QMP monitor on one
+ * end of a socket pair (wrap_add_monitor) and sets the capability through
+ * the other before libvirt's monitor is even connected.
  */
-gboolean wrap_carry_incoming(WrapResult *r, int nargs, char *const *args);
+#define WRAP_CARRY_MONITOR "dmemfs-carry"
+gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args);
+void wrap_add_monitor(WrapResult *r, int fd);
 void wrap_result_clear(WrapResult *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
 

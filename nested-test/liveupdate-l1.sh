@@ -1,0 +1,173 @@
+#!/bin/bash
+# Inside L1, in a boot of its own with a disk (make test's step
+# test-liveupdate): L2 guests carried over a kexec of L1 by dmem-liveupdate.
+#
+#   stage 1  libvirt, the hook and the wrapper as make install puts them; the
+#            disk (/dev/vda) holds the guests' device state.  An L2 on dmem
+#            2M (2 x 256 MiB) and one on 1G (2 x 1 GiB) run the agent in
+#            --carry mode: a pattern in most of their memory, checked every
+#            2 s.  A running domain without dmem makes dmem-liveupdate
+#            refuse, one line, nothing touched.  Then dmem-liveupdate saves
+#            both without their RAM (the images must be small), persists
+#            the mounts and loads this bzImage (--no-exec: the script checks
+#            the images, then runs kexec -e)
+#   stage 2  dmem-liveupdate --restore: mounts recovered, both guests back in
+#            the same agent process (uptime and pass count go on, the
+#            pattern has no error).  Then the peer: a plain virsh save and
+#            restore of the 1G guest to the disk, its RAM copied out and in
+#            (x-ignore-shared must be off again), pattern still intact.  At
+#            the end the guests go and every dpage is back.
+# The downtimes of both ways are in the PASS lines (make bench has none of
+# its own for this: the L1 boot is the same run).
+#
+# Args (l1.args): --kernel=PATH --initrd=PATH, and from stage 1 stage=2 and
+# what the agents said last.  --list prints the checks.
+set -u
+checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem save-without-ram kexec
+	setup-2 restore restored-2M restored-1G continuous-2M continuous-1G
+	plain-save-restore released no-leak kernel-log"
+if [ "${1:-}" = --list ]; then
+	for c in $checks; do echo "liveupdate.$c"; done
+	exit 0
+fi
+TOP=${TOP:?TOP is not set}
+export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
+# shellcheck source=nested-test/acceptance/l1-lib.sh
+. "$TOP/nested-test/acceptance/l1-lib.sh"
+result_area liveupdate
+l1_channel
+KERNEL=$BUILD/bzImage INITRD=$BUILD/guest/initramfs.cpio.gz stage=1
+declare -A last=()
+for a in "$@"; do
+	case $a in
+	--kernel=*) KERNEL=${a#*=} ;;
+	--initrd=*) INITRD=${a#*=} ;;
+	stage=*) stage=${a#*=} ;;
+	last.*=*) k=${a#last.} && last[${k%%=*}]=${a#*=} ;;
+	esac
+done
+LU=$PREFIX/sbin/dmem-liveupdate
+STATE=/var/lib/dmemfs-host
+SAVE=$STATE/liveupdate
+U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
+# ok NAME WHY RC: the verdict of a condition whose status is RC
+ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
+done_l1() { acc_stop_all > /dev/null 2>&1; res "L1-DONE"; exit 0; }
+not_run() { # not_run FROM: every check from FROM on fails with $why
+	local c on=
+	for c in $checks; do
+		[ "$c" = "$1" ] && on=1
+		[ -n "$on" ] && fail "$c" "not run: $why"
+	done
+	done_l1
+}
+# the last whole L2-CARRY-CHECK line of a guest
+carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
+# wait_pass NAME MIN_PASS TIMEOUT: a check line with pass > MIN_PASS
+wait_pass() {
+	local end=$((SECONDS + $3)) l
+	while [ $SECONDS -lt $end ]; do
+		l=$(carry_line "$1")
+		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
+		sleep 1
+	done
+	return 1
+}
+# acc_setup without mounting dmemfs: stage 2's mounts come from the tables
+setup_no_mount() {
+	acc_install && acc_libvirt_config && acc_libvirtd_start
+}
+
+case $stage in
+1)
+	acc_setup
+	ok setup-1 "libvirt setup: $ACC_STEP failed" $? || { why="setup failed"; not_run disk; }
+	mkfs.ext4 -q -F /dev/vda > /tmp/mkfs.log 2>&1 && mkdir -p "$STATE" && mount /dev/vda "$STATE"
+	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $? ||
+		{ why="no disk"; not_run l2-2M-ready; }
+	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
+		read -r name uuid mib ps <<< "$d"
+		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
+		virsh define "/tmp/$name.xml" > /dev/null 2>&1
+		virsh start "$name" > "/tmp/$name.err" 2>&1 || echo "virsh start $name: $(tr -s '\n' ' ' < "/tmp/$name.err")"
+	done
+	for d in "lu-2m 2M" "lu-1g 1G"; do
+		read -r name ps <<< "$d"
+		l=$(wait_pass "$name" 0 600)
+		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
+		r=$?
+		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"))" $r
+	done
+	# a running domain that has no dmem: refused, nothing touched
+	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
+		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
+			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
+	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
+	out=$("$LU" --save-dir "$SAVE" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
+	rc=$?
+	marks=$(ls "$M2/$U2/.carried" "$M1G/$U1G/.carried" 2> /dev/null)
+	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
+	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
+		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]
+	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states" $?
+	virsh destroy lu-plain > /dev/null 2>&1
+	virsh undefine lu-plain > /dev/null 2>&1
+	# the last word of each guest before it stops
+	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
+	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
+	out=$("$LU" --save-dir "$SAVE" --kernel "$KERNEL" --initrd "$INITRD" --no-exec \
+		--append "l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=2,$args" 2>&1)
+	rc=$?
+	echo "$out"
+	sizes=$(stat -c '%s' "$SAVE/$U2.save" "$SAVE/$U1G.save" 2> /dev/null | tr '\n' ' ')
+	big=$(for s in $sizes; do [ "$s" -ge $((64 * MiB)) ] && echo "$s"; done)
+	[ "$rc" = 0 ] && [ -n "$sizes" ] && [ -z "$big" ]
+	ok save-without-ram "rc $rc, images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(echo "$out" | tr '\n' ' ')" $?
+	pass kexec "$(echo "$out" | grep -c 'saved without') guests saved; images $sizes bytes; $(echo "$out" | grep '^domain' | tr '\n' ';')"
+	umount "$STATE"
+	sync
+	kexec -e
+	fail kexec "kexec -e returned"
+	why="kexec failed"
+	not_run setup-2
+	;;
+2)
+	mark=0
+	setup_no_mount
+	ok setup-2 "libvirt setup failed" $? || { why="setup failed"; not_run restore; }
+	mkdir -p "$STATE" && mount /dev/vda "$STATE"
+	out=$("$LU" --restore --save-dir "$SAVE" 2>&1)
+	rc=$?
+	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" [ "$rc" = 0 ]
+	for d in "lu-2m 2M 2m" "lu-1g 1G 1g"; do
+		read -r name ps k <<< "$d"
+		check "restored-$ps" "domain '$(domstate "$name")'" [ "$(domstate "$name")" = running ]
+		l=$(wait_pass "$name" "${last[pass$k]:-0}" 300)
+		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
+		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] &&
+			awk -v a="$(agent_field "$l" uptime_s)" -v b="${last[up$k]:-1e9}" 'BEGIN { exit !(a > b) }'
+		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $?
+		res "# liveupdate $ps guest: $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
+	done
+	# the peer: the same 1G guest through a plain save and restore, RAM copied
+	p0=$(agent_field "$(carry_line lu-1g)" pass)
+	t0=$(now_ms)
+	virsh save lu-1g "$STATE/plain.save" > /tmp/plain.err 2>&1
+	t1=$(now_ms)
+	size=$(stat -c %s "$STATE/plain.save" 2> /dev/null || echo 0)
+	virsh restore "$STATE/plain.save" >> /tmp/plain.err 2>&1
+	t2=$(now_ms)
+	l=$(wait_pass lu-1g "${p0:-0}" 300)
+	[ "$size" -ge $((2048 * MiB)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
+	ok plain-save-restore "image $size bytes, save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s; after: '$l'; $(tr -s '\n' ' ' < /tmp/plain.err)" $?
+	res "# plain virsh save + restore of the 1G guest (2 GiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s)"
+	rm -f "$STATE/plain.save"
+	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
+	left=$(find "$M2" "$M1G" -mindepth 1 2> /dev/null | tr '\n' ' ')
+	check released "files left after destroy: '$left'" [ -z "${left// /}" ]
+	check no-leak "pool used $(pool_sum used) bytes after both guests went" [ "$(pool_sum used)" -eq 0 ]
+	bad=$(kernel_splats "$mark")
+	check kernel-log "$bad" [ -z "$bad" ]
+	done_l1
+	;;
+esac
