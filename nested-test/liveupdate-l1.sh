@@ -81,9 +81,11 @@ setup_no_mount() {
 case $stage in
 1)
 	acc_setup
-	ok setup-1 "libvirt setup: $ACC_STEP failed" $? || { why="setup failed"; not_run disk; }
+	r=$?
+	ok setup-1 "libvirt setup: $ACC_STEP failed" $r || { why="setup failed"; not_run disk; }
 	mkfs.ext4 -q -F /dev/vda > /tmp/mkfs.log 2>&1 && mkdir -p "$STATE" && mount /dev/vda "$STATE"
-	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $? ||
+	r=$?
+	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
 		{ why="no disk"; not_run l2-2M-ready; }
 	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
 		read -r name uuid mib ps <<< "$d"
@@ -109,7 +111,8 @@ case $stage in
 	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
 	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
 		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]
-	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states" $?
+	r=$?
+	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states" $r
 	virsh destroy lu-plain > /dev/null 2>&1
 	virsh undefine lu-plain > /dev/null 2>&1
 	# the last word of each guest before it stops
@@ -122,7 +125,8 @@ case $stage in
 	sizes=$(stat -c '%s' "$SAVE/$U2.save" "$SAVE/$U1G.save" 2> /dev/null | tr '\n' ' ')
 	big=$(for s in $sizes; do [ "$s" -ge $((64 * MiB)) ] && echo "$s"; done)
 	[ "$rc" = 0 ] && [ -n "$sizes" ] && [ -z "$big" ]
-	ok save-without-ram "rc $rc, images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(echo "$out" | tr '\n' ' ')" $?
+	r=$?
+	ok save-without-ram "rc $rc, images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(echo "$out" | tr '\n' ' ')" $r
 	pass kexec "$(echo "$out" | grep -c 'saved without') guests saved; images $sizes bytes; $(echo "$out" | grep '^domain' | tr '\n' ';')"
 	umount "$STATE"
 	sync
@@ -134,7 +138,8 @@ case $stage in
 2)
 	mark=0
 	setup_no_mount
-	ok setup-2 "libvirt setup failed" $? || { why="setup failed"; not_run restore; }
+	r=$?
+	ok setup-2 "libvirt setup failed" $r || { why="setup failed"; not_run restore; }
 	mkdir -p "$STATE" && mount /dev/vda "$STATE"
 	out=$("$LU" --restore --save-dir "$SAVE" 2>&1)
 	rc=$?
@@ -146,7 +151,8 @@ case $stage in
 		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] &&
 			awk -v a="$(agent_field "$l" uptime_s)" -v b="${last[up$k]:-1e9}" 'BEGIN { exit !(a > b) }'
-		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $?
+		r=$?
+		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $r
 		res "# liveupdate $ps guest: $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
 	done
 	# the peer: the same 1G guest through a plain save and restore, RAM copied
@@ -159,7 +165,8 @@ case $stage in
 	t2=$(now_ms)
 	l=$(wait_pass lu-1g "${p0:-0}" 300)
 	[ "$size" -ge $((2048 * MiB)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
-	ok plain-save-restore "image $size bytes, save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s; after: '$l'; $(tr -s '\n' ' ' < /tmp/plain.err)" $?
+	r=$?
+	ok plain-save-restore "image $size bytes, save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s; after: '$l'; $(tr -s '\n' ' ' < /tmp/plain.err)" $r
 	res "# plain virsh save + restore of the 1G guest (2 GiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s)"
 	rm -f "$STATE/plain.save"
 	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
