@@ -30,10 +30,20 @@ echo "[bench] L1 with $append"
 RESULTS=$out/run L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
 	"$TOP/nested-test/boot-l1.sh" --baseline "$TOP/bench/l1-bench.sh"
 raw=$out/run/l1/test-results.log
+# The host kernel update: dmem-liveupdate against virsh save/restore, in an
+# L1 of its own with a disk (nested-test/liveupdate-l1.sh, also a test).
+disk=$BUILD/l1-liveupdate.img
+rm -rf "$out/run-lu" "$disk"
+truncate -s 6G "$disk"
+echo "[bench] L1 with a disk: dmem-liveupdate against virsh save/restore"
+RESULTS=$out/run-lu L1_DISK=$disk L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
+	"$TOP/nested-test/boot-l1.sh" "$TOP/nested-test/liveupdate-l1.sh" > "$out/liveupdate.log" 2>&1
+rm -f "$disk"
 {
 	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"
 	echo "META host_seconds=$((SECONDS - t0))"
 	tr -d '\r' < "$raw" 2> /dev/null
+	tr -d '\r' < "$out/run-lu/l1/test-results.log" 2> /dev/null | grep -E '^(LIVEUPDATE|PLAINSAVE|LUBREAKDOWN) '
 } > "$out/raw.txt"
 if ! grep -q '^BENCH ' "$out/raw.txt"; then
 	echo "[bench] no benchmark results came back; see $out/run/l1/test-console.log" >&2

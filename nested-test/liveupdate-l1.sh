@@ -17,8 +17,9 @@
 #            restore of the 1G guest to the disk, its RAM copied out and in
 #            (x-ignore-shared must be off again), pattern still intact.  At
 #            the end the guests go and every dpage is back.
-# The downtimes of both ways are in the PASS lines (make bench has none of
-# its own for this: the L1 boot is the same run).
+# The downtimes of both ways are comment lines in the results, and
+# LIVEUPDATE/PLAINSAVE/LUBREAKDOWN lines that make bench turns into a table
+# (bench/run-bench.sh runs this script in a second L1 boot).
 #
 # Args (l1.args): --kernel=PATH --initrd=PATH, and from stage 1 stage=2 and
 # what the agents said last.  --list prints the checks.
@@ -149,6 +150,7 @@ case $stage in
 	done_ms=$(date +%s%3N)
 	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" [ "$rc" = 0 ]
 	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) s (L1 kernel to userspace ${up} s, under TCG), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms))) s"
+	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms)))"
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
 		check "restored-$ps" "domain '$(domstate "$name")'" [ "$(domstate "$name")" = running ]
@@ -159,7 +161,7 @@ case $stage in
 		r=$?
 		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $r
 		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
-		res "BENCH liveupdate backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
+		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
 	done
 	# the peer: the same guests through a plain save and restore, RAM copied
 	bad=
@@ -178,7 +180,7 @@ case $stage in
 		[ "$size" -ge $(($(agent_field "$l0" kib) * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
 			bad+="$name: image $size bytes for $(agent_field "$l0" kib) KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err); "
 		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s)"
-		res "BENCH plain-save-restore size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
+		res "PLAINSAVE size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
 	done
 	check plain-save-restore "$bad" [ -z "$bad" ]
 	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
