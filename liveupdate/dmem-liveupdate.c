@@ -422,8 +422,61 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	return 1;
 }
 
+typedef struct {
+	const DmemConfig *cfg;
+	virConnectPtr conn;
+	char *uuid, *name, *image;
+	gint64 stopped, start, done;
+	GThread *thread;
+	gboolean ok;
+	char *error;
+} Restore;
+
+static void restore_free(gpointer p)
+{
+	Restore *r = p;
+
+	g_free(r->uuid);
+	g_free(r->name);
+	g_free(r->image);
+	g_free(r->error);
+	g_free(r);
+}
+
+static gpointer restore_one(gpointer data)
+{
+	Restore *r = data;
+	virDomainPtr dom;
+	g_autofree char *reply = NULL;
+
+	r->start = now_ms();
+	if (virDomainRestoreFlags(r->conn, r->image, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
+		r->error = g_strdup_printf("restore: %s; its files and %s stay", virt_error(),
+					   r->image);
+		return NULL;
+	}
+	r->done = now_ms();
+	r->ok = TRUE;
+	/*
+	 * Its QEMU started with x-ignore-shared (the wrapper saw the mark):
+	 * off again, or a later plain virsh save would leave the RAM out of
+	 * the image.
+	 */
+	dom = virDomainLookupByUUIDString(r->conn, r->uuid);
+	if (!dom || virDomainQemuMonitorCommand(dom, IGNORE_SHARED("false"), &reply, 0) < 0)
+		r->error = g_strdup_printf("restored, but x-ignore-shared stays on (%s): do not "
+					   "virsh save it",
+					   virt_error());
+	if (dom)
+		virDomainFree(dom);
+	mark(r->cfg, r->uuid, FALSE, NULL);
+	unlink(r->image);
+	return NULL;
+}
+
 static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 {
+	g_autoptr(GPtrArray) jobs = NULL;
 	g_autoptr(GKeyFile) state = g_key_file_new();
 	g_autoptr(GError) e = NULL;
 	g_autofree char *statepath = g_build_filename(opt_save_dir, STATE_FILE, NULL);
@@ -454,47 +507,41 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 			}
 		}
 	}
-	/* ---- 2. the guests */
+	/* ---- 2. the guests, all at once: each one's downtime is its own restore */
 	groups = g_key_file_get_groups(state, NULL);
+	jobs = g_ptr_array_new_with_free_func(restore_free);
 	for (guint i = 0; groups[i]; i++) {
+		Restore *r;
+
 		if (!strcmp(groups[i], "mounts") || !strcmp(groups[i], "kexec"))
 			continue;
-		g_autofree char *name = g_key_file_get_string(state, groups[i], "name", NULL);
-		g_autofree char *image = g_key_file_get_string(state, groups[i], "image", NULL);
-		gint64 stopped = g_key_file_get_int64(state, groups[i], "stopped_at_ms", NULL);
-		gint64 t0 = now_ms();
-
-		if (!name || !image)
-			continue;
-		if (virDomainRestoreFlags(conn, image, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
-			say_error("domain %s: restore: %s; its files and %s stay", name,
-				  virt_error(), image);
-			failed++;
+		r = g_new0(Restore, 1);
+		r->cfg = cfg;
+		r->conn = conn;
+		r->uuid = g_strdup(groups[i]);
+		r->name = g_key_file_get_string(state, groups[i], "name", NULL);
+		r->image = g_key_file_get_string(state, groups[i], "image", NULL);
+		r->stopped = g_key_file_get_int64(state, groups[i], "stopped_at_ms", NULL);
+		if (!r->name || !r->image) {
+			restore_free(r);
 			continue;
 		}
-		/*
-		 * Its QEMU started with x-ignore-shared (the wrapper saw the
-		 * mark): off again, or a later plain virsh save would leave
-		 * the RAM out of the image.
-		 */
-		{
-			virDomainPtr dom = virDomainLookupByUUIDString(conn, groups[i]);
-			g_autofree char *reply = NULL;
+		g_ptr_array_add(jobs, r);
+		r->thread = g_thread_try_new("restore", restore_one, r, NULL);
+		if (!r->thread)
+			restore_one(r); /* no thread to be had: one after another */
+	}
+	for (guint i = 0; i < jobs->len; i++) {
+		Restore *r = g_ptr_array_index(jobs, i);
 
-			if (!dom || virDomainQemuMonitorCommand(dom, IGNORE_SHARED("false"), &reply,
-								0) < 0) {
-				say_error("domain %s: restored, but x-ignore-shared stays on (%s): "
-					  "do not virsh save it",
-					  name, virt_error());
-				failed++;
-			}
-			if (dom)
-				virDomainFree(dom);
-		}
-		mark(cfg, groups[i], FALSE, NULL);
-		unlink(image);
-		printf("domain %s: restored in %.2f s, downtime %.2f s\n", name,
-		       (now_ms() - t0) / 1000.0, (now_ms() - stopped) / 1000.0);
+		if (r->thread)
+			g_thread_join(g_steal_pointer(&r->thread));
+		if (r->error)
+			say_error("domain %s: %s", r->name, r->error);
+		if (r->ok)
+			printf("domain %s: restored in %.2f s, downtime %.2f s\n", r->name,
+			       (r->done - r->start) / 1000.0, (r->done - r->stopped) / 1000.0);
+		failed += !r->ok || r->error;
 	}
 	if (!failed)
 		unlink(statepath);
