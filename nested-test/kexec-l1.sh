@@ -54,14 +54,7 @@ K=/run/kx
 MiB=$((1 << 20))
 done_l1() { res "L1-DONE"; exit 0; }
 # not_run FROM: every check from FROM on fails with the reason in $why
-not_run() {
-	local c on=
-	for c in $checks; do
-		[ "$c" = "$1" ] && on=1
-		[ -n "$on" ] && fail "$c" "not run: $why"
-	done
-	done_l1
-}
+not_run() { fail_from "$1" "$why" $checks; done_l1; }
 mnt() { mkdir -p "$K/$1" && mount -t dmemfs -o "pagesize=$1${2:+,$2}" none "$K/$1"; }
 persisted() { sed -n "s|^none $K/$1 dmemfs .*persisted=\(0x[0-9a-f]*\).*|\1|p" /proc/mounts; }
 # the dmem ranges of this boot: "BASE_PFN NR_PAGES" in decimal, lowest first
@@ -116,17 +109,19 @@ case $stage in
 		truncate -s 1G "$K/1G/vm0" && "$PAT" fill "$K/1G/vm0" 0x21 prefer-many:0-1 &&
 		truncate -s 1M "$K/4K/st" && "$PAT" fill "$K/4K/st" 0x31
 	check stage1-files "creating the files failed" [ $? -eq 0 ]
-	mount -o remount,persist "$K/4K"
-	t4=$(persisted 4K)
-	truncate -s 2M "$K/4K/st" && "$PAT" touch "$K/4K/st" 0x31 300
-	now=$(persisted 4K)
-	check persist-stale-dropped "table '$t4' of 4K, '$now' after a change" [ "${t4:+set}/${now:-none}" = set/none ]
 	for s in 2M 1G; do
 		err=$(mount -o remount,persist "$K/$s" 2>&1)
 		t=$(persisted "$s")
 		check "persist-$s" "remount,persist: '$err', /proc/mounts: $(grep " $K/$s " /proc/mounts)" [ -n "$t" ]
 		eval "t$s=\$t"
 	done
+	# last, so that no later table can take its freed page: the address
+	# must name nothing at the next boot
+	mount -o remount,persist "$K/4K"
+	t4=$(persisted 4K)
+	truncate -s 2M "$K/4K/st" && "$PAT" touch "$K/4K/st" 0x31 300
+	now=$(persisted 4K)
+	check persist-stale-dropped "table '$t4' of 4K, '$now' after a change" [ "${t4:+set}/${now:-none}" = set/none ]
 	echo "pool before kexec: used $(pool_sum used) free $(pool_sum free)"
 	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0}"
 	why="kexec failed"

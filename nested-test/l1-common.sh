@@ -38,6 +38,16 @@ check() { # check CHECK REASON-IF-FAILED CONDITION...
 	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
 }
 results_exit() { exit "$L1_FAILED"; }
+# fail_from FIRST WHY CHECK...: every CHECK from FIRST on fails, "not run:
+# WHY" (a script that cannot go on still reports each of its checks)
+fail_from() {
+	local first=$1 why=$2 c on=
+	shift 2
+	for c in "$@"; do
+		[ "$c" = "$first" ] && on=1
+		[ -n "$on" ] && fail "$c" "not run: $why"
+	done
+}
 
 # tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL/SKIP lines (on the
 # results channel); a failure's reason is the first diagnostics of its run.
