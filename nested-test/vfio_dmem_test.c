@@ -609,6 +609,25 @@ TEST_F_TIMEOUT(vfio_dmem, map_unmap, 300)
 }
 
 /*
+ * No table of the mount's files (mount -o remount,persist, for a kexec)
+ * while a device pins one of its dpages: the IOMMU's mappings would not
+ * survive the kexec.  Unmapped, it works; the next change of the files
+ * (here the unlink) takes the table away again, pool exactly back.
+ */
+TEST_F_TIMEOUT(vfio_dmem, persist_refused_while_pinned, 300)
+{
+	map_all(_metadata, self);
+	EXPECT_EQ(-1, mount("none", self->dir, NULL, MS_REMOUNT, "persist"))
+		TH_LOG("persist of %s worked with %zu B pinned", self->dir, self->size);
+	EXPECT_EQ(EBUSY, errno) TH_LOG("persist while pinned: %s", strerror(errno));
+	unmap(_metadata, self, 0, self->size);
+	EXPECT_EQ(0, mount("none", self->dir, NULL, MS_REMOUNT, "persist"))
+		TH_LOG("persist after UNMAP_DMA: %s", strerror(errno));
+	drop_file(self);
+	expect_free(_metadata, self, "file removed, table gone", 0);
+}
+
+/*
  * MAP_DMA racing punches of the dpage it maps.  VFIO finds the range
  * unmapped, faults it in, and looks again; a punch in between must make it
  * retry, not fail the map with EFAULT.  Every map pins what it found, the
