@@ -415,9 +415,15 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	sync();
 	{
 		const char *argv[] = { "kexec", "-e", NULL };
+		const char *unload[] = { "kexec", "-u", NULL };
 
 		run(argv, &e);
-		say_error("kexec -e: %s", e ? e->message : "returned");
+		/* still here: nothing happened, the guests come back */
+		say_error("kexec -e: %s; the guests are restored", e ? e->message : "returned");
+		g_clear_error(&e);
+		run(unload, &e);
+		unlink(statepath);
+		roll_back(cfg, conn, doms);
 	}
 	return 1;
 }

@@ -167,7 +167,12 @@ case $stage in
 	bad=
 	for d in "lu-2m 512" "lu-1g 2048"; do
 		read -r name mib <<< "$d"
-		l0=$(carry_line "$name")
+		l0=$(carry_line "$name") kib=
+		[ -n "$l0" ] && kib=$(agent_field "$l0" kib)
+		if [ "$(domstate "$name")" != running ] || [ -z "$kib" ]; then
+			bad+="$name: not running ('$(domstate "$name")'), no plain save; "
+			continue
+		fi
 		t0=$(now_ms)
 		virsh save "$name" "$STATE/plain.save" > /tmp/plain.err 2>&1
 		t1=$(now_ms)
@@ -177,8 +182,8 @@ case $stage in
 		l=$(wait_pass "$name" "$(agent_field "$l0" pass)" 300)
 		rm -f "$STATE/plain.save"
 		# the image holds the pattern's memory: x-ignore-shared is off again
-		[ "$size" -ge $(($(agent_field "$l0" kib) * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
-			bad+="$name: image $size bytes for $(agent_field "$l0" kib) KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err); "
+		[ "$size" -ge $((kib * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
+			bad+="$name: image $size bytes for $kib KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err); "
 		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s)"
 		res "PLAINSAVE size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
 	done
