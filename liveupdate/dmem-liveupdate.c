@@ -44,7 +44,8 @@
 
 #define DEFAULT_SAVE_DIR "/var/lib/dmemfs-host/liveupdate"
 #define STATE_FILE "liveupdate.state"
-#define REGIONS "/sys/kernel/debug/dmem/regions"
+#define RANGES "/sys/kernel/mm/dmem/ranges"
+#define TABLES "/sys/fs/dmemfs/tables"
 #define IGNORE_SHARED(on)                                                                     \
 	"{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"          \
 	"[{\"capability\":\"x-ignore-shared\",\"state\":" on "}]}}"
@@ -164,8 +165,13 @@ static gboolean is_dmemfs(const char *path)
 	return statfs(path, &sf) == 0 && (unsigned long)sf.f_type == DMEMFS_MAGIC;
 }
 
-/* persisted= of the mount at @path in /proc/mounts, or NULL */
-static char *persisted(const char *path)
+/*
+ * The /proc/mounts entry of the mount at @path: its source into @source,
+ * what names it to the next kernel with its dpage size and nodes into
+ * @name ("SOURCE pagesize=.. nodes=.."), and its persisted= address as the
+ * return value, NULL when it has no table.
+ */
+static char *mount_entry(const char *path, char **source, char **name)
 {
 	FILE *f = setmntent("/proc/mounts", "r");
 	struct mntent *m;
@@ -173,15 +179,77 @@ static char *persisted(const char *path)
 
 	while (f && (m = getmntent(f))) {
 		char *v = hasmntopt(m, "persisted");
+		char *ps = hasmntopt(m, "pagesize"), *nodes = hasmntopt(m, "nodes");
 
-		if (!strcmp(m->mnt_dir, path) && v && v[9] == '=') {
-			g_free(addr);
-			addr = g_strndup(v + 10, strcspn(v + 10, ","));
+		if (strcmp(m->mnt_dir, path) || strcmp(m->mnt_type, "dmemfs"))
+			continue;
+		g_free(addr);
+		addr = v && v[9] == '=' ? g_strndup(v + 10, strcspn(v + 10, ",")) : NULL;
+		if (source) {
+			g_free(*source);
+			*source = g_strdup(m->mnt_fsname);
+		}
+		if (name) {
+			g_free(*name);
+			*name = g_strdup_printf("%s %.*s %.*s", m->mnt_fsname,
+						ps ? (int)strcspn(ps, ",") : 0, ps ? ps : "",
+						nodes ? (int)strcspn(nodes, ",") : 0, nodes ? nodes : "");
 		}
 	}
 	if (f)
 		endmntent(f);
 	return addr;
+}
+
+/* The dmemfs_recover= word of the table at @addr: ADDR:KEY from TABLES (root's) */
+static char *table_token(const char *addr, GError **error)
+{
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autofree char *want = g_strdup_printf("%s:", addr);
+
+	if (!g_file_get_contents(TABLES, &text, NULL, error))
+		return NULL;
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], want))
+			return g_strdup(lines[i]);
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no key for the table at %s",
+		    TABLES, addr);
+	return NULL;
+}
+
+/*
+ * The next kernel gives a table back only to a mount of the same source,
+ * dpage size and nodes: two configured mounts that share them could not
+ * be told apart.  Checked before anything is touched.
+ */
+static gboolean mounts_distinct(const DmemConfig *cfg, GError **error)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
+		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
+			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *name = NULL;
+			g_autofree char *addr = is_dmemfs(m) ? mount_entry(m, NULL, &name) : NULL;
+			const char *other;
+
+			if (!name)
+				continue;
+			other = g_hash_table_lookup(seen, name);
+			if (other) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+					    "dmemfs mounts %s and %s have the same source, page size "
+					    "and nodes (%s): mount each with a source of its own "
+					    "(mount -t dmemfs -o ... NAME DIR)",
+					    other, m, name);
+				return FALSE;
+			}
+			g_hash_table_insert(seen, g_steal_pointer(&name), g_strdup(m));
+		}
+	}
+	return TRUE;
 }
 
 /* "dmem=SIZE@ADDR ..." for the ranges this boot reserved, and the lowest */
@@ -192,21 +260,25 @@ static char *fixed_ranges(guint64 *lowest, GError **error)
 	g_autoptr(GString) s = g_string_new(NULL);
 
 	*lowest = G_MAXUINT64;
-	if (!g_file_get_contents(REGIONS, &text, NULL, error))
+	if (!g_file_get_contents(RANGES, &text, NULL, error))
 		return NULL;
 	lines = g_strsplit(text, "\n", -1);
-	for (guint i = 1; lines[i]; i++) {
-		unsigned long long base, nr;
+	for (guint i = 0; lines[i]; i++) {
+		unsigned long long base, size;
 		int node;
 
-		if (sscanf(lines[i], "%d %llx %llu", &node, &base, &nr) != 3)
+		if (!*lines[i])
 			continue;
-		g_string_append_printf(s, "%sdmem=%llu@%llu", s->len ? " " : "", nr << 12,
-				       base << 12);
-		*lowest = MIN(*lowest, (guint64)base << 12);
+		if (sscanf(lines[i], "%d %llx %llx", &node, &base, &size) != 3 || !size) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: bad line '%s'",
+				    RANGES, lines[i]);
+			return NULL;
+		}
+		g_string_append_printf(s, "%sdmem=%llu@%llu", s->len ? " " : "", size, base);
+		*lowest = MIN(*lowest, (guint64)base);
 	}
 	if (!s->len) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no dmem ranges", REGIONS);
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no dmem ranges", RANGES);
 		return NULL;
 	}
 	return g_string_free(g_steal_pointer(&s), FALSE);
@@ -329,7 +401,11 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	}
 	ranges = fixed_ranges(&lowest, &e);
 	if (!ranges) {
-		say_error("dmem ranges: %s (is debugfs mounted?)", e->message);
+		say_error("dmem ranges: %s", e->message);
+		return 1;
+	}
+	if (!mounts_distinct(cfg, &e)) {
+		say_error("%s", e->message);
 		return 1;
 	}
 	if (g_mkdir_with_parents(opt_save_dir, 0700) < 0) {
@@ -363,18 +439,25 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
 			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *addr = NULL;
+			g_autofree char *addr = NULL, *source = NULL, *token = NULL;
 
 			if (!is_dmemfs(m))
 				continue;
 			if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
-			    !(addr = persisted(m))) {
+			    !(addr = mount_entry(m, &source, NULL))) {
 				say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
 				roll_back(cfg, conn, doms);
 				return 1;
 			}
-			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", addr);
+			token = table_token(addr, &e);
+			if (!token) {
+				say_error("%s: %s", m, e->message);
+				roll_back(cfg, conn, doms);
+				return 1;
+			}
+			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
 			g_key_file_set_string(state, "mounts", m, addr);
+			g_key_file_set_string(state, "sources", m, source);
 		}
 	}
 	if (!tables->len) {
@@ -502,11 +585,13 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 			g_autofree char *opts = g_strdup_printf("pagesize=%s%s",
 								dmem_pagesize_name(dmem_pagesizes[i]),
 								carried ? ",recover" : "");
+			/* the next kernel gives a table back to a mount of its source */
+			g_autofree char *source = g_key_file_get_string(state, "sources", m, NULL);
 
 			if (is_dmemfs(m))
 				continue;
 			if (g_mkdir_with_parents(m, 0755) < 0 ||
-			    mount("none", m, "dmemfs", 0, opts) < 0) {
+			    mount(source ? source : "none", m, "dmemfs", 0, opts) < 0) {
 				say_error("%s: mount -o %s: %s (see the kernel log)", m, opts,
 					  g_strerror(errno));
 				failed++;
@@ -519,7 +604,8 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 	for (guint i = 0; groups[i]; i++) {
 		Restore *r;
 
-		if (!strcmp(groups[i], "mounts") || !strcmp(groups[i], "kexec"))
+		if (!strcmp(groups[i], "mounts") || !strcmp(groups[i], "sources") ||
+		    !strcmp(groups[i], "kexec"))
 			continue;
 		r = g_new0(Restore, 1);
 		r->cfg = cfg;

@@ -16,16 +16,28 @@
  *                                       as "MODE NODES" (get_mempolicy)
  *   dmem_pattern phys FILE [OFFSET]     print the physical address of byte
  *                                       OFFSET (default 0) of FILE
- *   dmem_pattern forge FILE SHIFT PFN COUNT good|corrupt
+ *   dmem_pattern forge FILE SHIFT PFN COUNT HOW KEY [SOURCE]
  *                                       write into FILE's first 4 KiB a
  *                                       dmemfs table (Documentation/
  *                                       filesystems/dmemfs.rst, written
  *                                       here from the documented format
  *                                       alone) of one file "forged" that
  *                                       holds COUNT dpages of 1 << SHIFT
- *                                       bytes from PFN; "corrupt" flips a
- *                                       byte after the checksum is made.
- *                                       Prints the table's address.
+ *                                       bytes from PFN, for the mount of
+ *                                       SOURCE (default none), MACed with
+ *                                       KEY (64 hex digits; "crc": the
+ *                                       unauthenticated format 1).  HOW:
+ *                                       good; corrupt (a byte flipped
+ *                                       after the MAC); pasteof (the last
+ *                                       dpage past the size); dup:PFN2 (two
+ *                                       files of one name, with a dpage
+ *                                       each: PFN and PFN2).  Prints the
+ *                                       dmemfs_recover= token ADDR:KEY.
+ *   dmem_pattern forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE
+ *                                       a good table that says it is at
+ *                                       ADDR in every 4 KiB page of FILE
+ *                                       (a tenant does not know which of
+ *                                       its pages is where)
  *
  * The pattern: words 0 and 256 of page i are SEED * 2^32 + i and its
  * complement; cheap enough to write to GiBs under TCG, and a page of
@@ -45,6 +57,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <glib.h>
 
 #define PAGE 4096UL
 #define MPOL_MODES 7
@@ -111,20 +125,21 @@ static int parse_policy(const char *s, unsigned long *mask)
 /* Physical address of the dpage at byte @off of @path (FIEMAP, as root). */
 static uint64_t phys(const char *path, uint64_t off)
 {
-	struct {
+	union {
 		struct fiemap fm;
-		struct fiemap_extent fe;
+		char room[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
 	} f = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
+	const struct fiemap_extent *fe = &f.fm.fm_extents[0];
 	int fd = open(path, O_RDONLY);
 
 	if (fd < 0 || ioctl(fd, FS_IOC_FIEMAP, &f) || f.fm.fm_mapped_extents != 1 ||
-	    !f.fe.fe_physical) {
+	    !fe->fe_physical) {
 		fprintf(stderr, "dmem_pattern: no dpage at %llu of %s\n",
 			(unsigned long long)off, path);
 		exit(2);
 	}
 	close(fd);
-	return f.fe.fe_physical + (off - f.fe.fe_logical);
+	return fe->fe_physical + (off - fe->fe_logical);
 }
 
 /* CRC-32 as the kernel's crc32_le(~0, ...): reflected 0xedb88320, no final xor */
@@ -140,65 +155,181 @@ static uint32_t crc32_le(uint32_t crc, const uint8_t *p, size_t len)
 	return crc;
 }
 
-static uint8_t *rec(uint8_t *at, uint16_t type, uint16_t len)
+/*
+ * Records: in format 2 an 8-byte header (type, length, 0) and the body
+ * padded to 8 bytes; in format 1 a 4-byte header and the body.
+ */
+struct table {
+	uint8_t *at;
+	int v2;
+};
+
+static uint8_t *rec(struct table *t, uint16_t type, uint16_t len)
 {
-	memcpy(at, &type, 2);
-	memcpy(at + 2, &len, 2);
+	uint8_t *body = t->at + (t->v2 ? 8 : 4);
+
+	memcpy(t->at, &type, 2);
+	memcpy(t->at + 2, &len, 2);
+	memset(t->at + 4, 0, body - t->at - 4);
+	t->at = body + (t->v2 ? (len + 7u) / 8 * 8 : len);
+	return body;
+}
+
+static uint8_t *put64(uint8_t *at, uint64_t v)
+{
+	memcpy(at, &v, 8);
+	return at + 8;
+}
+
+static uint8_t *put32(uint8_t *at, uint32_t v)
+{
+	memcpy(at, &v, 4);
 	return at + 4;
 }
 
-/* A one-page table at the first 4 KiB of @path (x86: little endian). */
+static void file_rec(struct table *t, const char *name, uint64_t size)
+{
+	size_t n = strlen(name);
+	uint8_t *d = rec(t, 3, 24 + n);		/* file, 0600, root */
+
+	d = put32(d, 0100600);
+	d = put32(d, 0);
+	d = put32(d, 0);
+	d = put32(d, 0);
+	d = put64(d, size);
+	memcpy(d, name, n);
+}
+
+static void extent_rec(struct table *t, uint64_t index, uint64_t pfn, uint64_t count)
+{
+	uint8_t *d = rec(t, 5, 24);
+
+	d = put64(d, index);
+	d = put64(d, pfn);
+	put64(d, count);
+}
+
+/*
+ * A one-page table (little endian, as x86) in @page, self address @addr,
+ * from Documentation/filesystems/dmemfs.rst alone.  @key: the 32-byte
+ * HMAC-SHA256 key of the current format (version 2), or NULL for the
+ * CRC-only version 1 of the series before tables were authenticated.
+ */
+static void forge_page(uint8_t *page, uint64_t addr, uint32_t shift, uint64_t pfn,
+		       uint64_t count, const char *how, const uint8_t *key,
+		       const char *source)
+{
+	size_t hdr = key ? 72 : 40, slen = strlen(source);
+	uint64_t files = 1, size = count << shift;
+	struct table t = { .at = page + hdr, .v2 = key != NULL };
+	uint8_t *d;
+
+	memset(page, 0, PAGE);
+	if (key) {
+		d = rec(&t, 1, 24 + slen);	/* mount: shift, no nodes, no size=, source */
+		d = put32(d, shift);
+		d = put32(d, 0);
+		d = put64(d, 0);
+		d = put32(d, slen);		/* u16 source length, u16 nodes length 0 */
+		d = put32(d, 0);
+		memcpy(d, source, slen);
+	} else {
+		d = rec(&t, 1, 8);
+		d = put32(d, shift);
+		put32(d, 0);
+	}
+	if (!strcmp(how, "pasteof"))		/* its last dpage is past its size */
+		size -= 1ULL << shift;
+	if (!strncmp(how, "dup:", 4)) {		/* one name twice, a dpage each */
+		file_rec(&t, "forged", 1ULL << shift);
+		extent_rec(&t, 0, pfn, 1);
+		file_rec(&t, "forged", 1ULL << shift);
+		extent_rec(&t, 0, strtoull(how + 4, NULL, 0), 1);
+		files = 2;
+		count = 2;
+	} else {
+		file_rec(&t, "forged", size);
+		extent_rec(&t, 0, pfn, count);
+	}
+	d = rec(&t, 6, 16);			/* end: files, dpages */
+	d = put64(d, files);
+	put64(d, count);
+	put64(page, 0x31424154534d4444ULL);	/* header */
+	put32(page + 8, key ? 2 : 1);
+	put64(page + 16, addr);
+	if (key) {
+		GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, 32);
+		gsize n = 32;
+
+		put32(page + 12, t.at - page - hdr);
+		g_hmac_update(h, page, PAGE);	/* MAC field still 0 */
+		g_hmac_get_digest(h, page + 40, &n);
+		g_hmac_unref(h);
+	} else {
+		put32(page + 36, t.at - page - hdr);
+		put32(page + 12, crc32_le(~0U, page, PAGE));
+	}
+	if (!strcmp(how, "corrupt"))
+		page[hdr + 60] ^= 0xff;
+}
+
+/* "crc", or 64 hex digits into @key */
+static const uint8_t *parse_key(const char *hex, uint8_t *key)
+{
+	if (!strcmp(hex, "crc"))
+		return NULL;
+	for (int i = 0; i < 32; i++) {
+		if (!hex[2 * i] || sscanf(hex + 2 * i, "%2hhx", &key[i]) != 1) {
+			fprintf(stderr, "dmem_pattern: key: 64 hex digits or crc\n");
+			exit(2);
+		}
+	}
+	return key;
+}
+
+/* forge FILE SHIFT PFN COUNT HOW KEY [SOURCE]: a table in FILE's first page */
 static int forge(const char *path, int argc, char **argv)
 {
-	uint64_t addr = phys(path, 0), pfn, count, files = 1, v;
-	uint32_t shift, u, crc;
-	uint8_t *page, *d;
+	uint8_t keybuf[32], *page;
+	const uint8_t *key;
+	uint64_t addr;
 	size_t len;
 
-	if (argc != 4)
+	if (argc < 5 || argc > 6)
 		return 2;
-	shift = strtoul(argv[0], NULL, 0);
-	pfn = strtoull(argv[1], NULL, 0);
-	count = strtoull(argv[2], NULL, 0);
+	addr = phys(path, 0);
+	key = parse_key(argv[4], keybuf);
 	page = (uint8_t *)map(path, &len);
-	memset(page, 0, PAGE);
-	d = page + 40;
-	d = rec(d, 1, 8);			/* mount: shift, nodes unset */
-	memcpy(d, &shift, 4);
-	d += 8;
-	d = rec(d, 3, 24 + 6);			/* file "forged", 0600, root */
-	u = 0100600;
-	memcpy(d, &u, 4);
-	v = count << shift;
-	memcpy(d + 16, &v, 8);
-	memcpy(d + 24, "forged", 6);
-	d += 30;
-	d = rec(d, 5, 24);			/* its dpages */
-	v = 0;
-	memcpy(d, &v, 8);
-	memcpy(d + 8, &pfn, 8);
-	memcpy(d + 16, &count, 8);
-	d += 24;
-	d = rec(d, 6, 16);			/* end: 1 file, count dpages */
-	memcpy(d, &files, 8);
-	memcpy(d + 8, &count, 8);
-	d += 16;
-	v = 0x31424154534d4444ULL;		/* header */
-	memcpy(page, &v, 8);
-	u = 1;
-	memcpy(page + 8, &u, 4);
-	memcpy(page + 16, &addr, 8);
-	u = d - page - 40;
-	memcpy(page + 36, &u, 4);
-	crc = crc32_le(~0U, page, PAGE);
-	memcpy(page + 12, &crc, 4);
-	if (!strcmp(argv[3], "corrupt"))
-		page[100] ^= 0xff;
-	else if (strcmp(argv[3], "good"))
-		return 2;
+	forge_page(page, addr, strtoul(argv[0], NULL, 0), strtoull(argv[1], NULL, 0),
+		   strtoull(argv[2], NULL, 0), argv[3], key, argc > 5 ? argv[5] : "none");
 	if (msync(page, PAGE, MS_SYNC))
 		die("msync");
-	printf("%#llx\n", (unsigned long long)addr);
+	printf("%#llx%s%s\n", (unsigned long long)addr, key ? ":" : "", key ? argv[4] : "");
+	return 0;
+}
+
+/*
+ * forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE: the table that names
+ * itself at ADDR in every 4 KiB page of FILE; what a tenant without
+ * FIEMAP's addresses does to the pages it was given.
+ */
+static int forge_at(const char *path, int argc, char **argv)
+{
+	uint8_t keybuf[32], *p;
+	const uint8_t *key;
+	size_t len;
+
+	if (argc != 6)
+		return 2;
+	key = parse_key(argv[4], keybuf);
+	p = (uint8_t *)map(path, &len);
+	for (size_t off = 0; off + PAGE <= len; off += PAGE)
+		forge_page(p + off, strtoull(argv[0], NULL, 0), strtoul(argv[1], NULL, 0),
+			   strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), "good",
+			   key, argv[5]);
+	if (msync(p, len, MS_SYNC))
+		die("msync");
+	printf("%zu pages\n", len / PAGE);
 	return 0;
 }
 
@@ -236,6 +367,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "forge"))
 		return forge(argv[2], argc - 3, argv + 3);
+	if (!strcmp(argv[1], "forge-at"))
+		return forge_at(argv[2], argc - 3, argv + 3);
 	p = map(argv[2], &len);
 	pages = len / PAGE;
 	if (!strcmp(argv[1], "policy")) {

@@ -6,22 +6,36 @@
 #   stage 1  files on dmemfs 2M, 1G and 4K with a seeded pattern (a
 #            directory, a sparse file, owners, modes, memory policies);
 #            persist 2M and 1G; persist 4K, then change it (its table
-#            must go); kexec into the same bzImage, with fixed dmem=
-#            ranges and dmemfs_recover= naming all three tables
-#   stage 2  the 2M and 1G tables are kept, the stale 4K one is refused;
-#            mount -o recover gives back every file, name, owner, mode,
-#            size, policy and dpage count, with the pattern intact; the
-#            pool holds exactly the recovered files.  Then a new file and
-#            a new persist of 2M; the 1G mount goes.  Three tables forged
-#            in the pages of 4K files, from the documented format alone
-#            (dmem_pattern forge): one with a byte flipped after its
-#            checksum, one naming a pfn that is not dmem, one good but
-#            naming the new file's dpages.  A second kexec, with all four
+#            must go).  The attack of a tenant (uid 1000) on an instance
+#            "tenant": root persists it and keeps ADDR:KEY for the kexec;
+#            the tenant reads the address in /proc/mounts, drops the
+#            table with a touch, grows a file and writes a table that
+#            names itself at ADDR, with a valid MAC under a key of its
+#            own, into every page of it, naming the dpages of a victim's
+#            file on an instance that is not persisted.  kexec into the
+#            same bzImage, with fixed dmem= ranges (from sysfs) and
+#            dmemfs_recover= naming the four tables with their keys
+#   stage 2  the 2M and 1G tables are kept, the stale 4K one and the
+#            tenant's are refused, no mount gets the victim's data, and
+#            the keys are gone from /proc/cmdline; a 2M mount of another
+#            source does not get the 2M table; mount -o recover gives
+#            back every file, name, owner, mode, size, policy and dpage
+#            count, with the pattern intact; the pool holds exactly the
+#            recovered files.  Then a new file and a new persist of 2M;
+#            the 1G mount goes.  Tables forged in the pages of 4K files,
+#            from the documented format alone (dmem_pattern forge), each
+#            with a key of its own passed with it, as a kernel bug would
+#            write them: a byte flipped after the MAC, a pfn that is not
+#            dmem, the new file's dpages, an extent past the end of its
+#            file, one name twice (source forged-dup), and a good one
+#            (source forged-keep).  A second kexec, with all of them
 #   stage 3  the real table comes back whole (a second hop); the forged
-#            ones are refused: checksum, not dmem, and the good one
-#            because its dpages are taken.  After the zeroers, no page of
-#            the whole pool holds any pattern of stages 1 and 2 that no
-#            table kept, and once the files go every dpage is back.
+#            ones are refused: MAC, not dmem, dpages taken, past the end;
+#            the one with a name twice is kept at boot and refused by its
+#            mount; the good one is listed in /sys/fs/dmemfs/kept and
+#            discarded there.  After the zeroers, no page of the whole
+#            pool holds any pattern of stages 1 and 2 that no table
+#            kept, and once the files go every dpage is back.
 #
 # Args (l1.args): --kernel=PATH --initrd=PATH (default: the build's) and,
 # from the previous stage, stage=N.  --list prints the checks.
@@ -30,11 +44,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=nested-test/l1-common.sh
 . "$here/l1-common.sh"
 result_area kexec
-checks="stage1-files persist-2M persist-1G persist-stale-dropped kexec-1
-	tables-kept stale-refused ranges-same recover-2M recover-1G recover-none-refused
+checks="stage1-files persist-2M persist-1G persist-stale-dropped attack-setup attack-page-held kexec-1
+	tables-kept stale-refused attack-refused attack-no-victim-data keys-scrubbed ranges-same
+	wrong-source-refused recover-2M recover-1G recover-none-refused
 	tree pattern-2M pattern-sparse pattern-1G policies pool-is-files
 	repersist forged kexec-2
-	second-hop corrupt-refused not-dmem-refused overlap-refused pool-zeroed no-leak kernel-log"
+	second-hop corrupt-refused not-dmem-refused overlap-refused past-eof-refused dup-refused
+	kept-discarded pool-zeroed no-leak kernel-log"
 if [ "${1:-}" = --list ]; then
 	for c in $checks; do echo "kexec.$c"; done
 	exit 0
@@ -56,13 +72,29 @@ done_l1() { res "L1-DONE"; exit 0; }
 # not_run FROM: every check from FROM on fails with the reason in $why
 not_run() { fail_from "$1" "$why" $checks; done_l1; }
 mnt() { mkdir -p "$K/$1" && mount -t dmemfs -o "pagesize=$1${2:+,$2}" none "$K/$1"; }
-persisted() { sed -n "s|^none $K/$1 dmemfs .*persisted=\(0x[0-9a-f]*\).*|\1|p" /proc/mounts; }
-# the dmem ranges of this boot: "BASE_PFN NR_PAGES" in decimal, lowest first
+persisted() { sed -n "s|^${2:-none} $K/$1 dmemfs .*persisted=\(0x[0-9a-f]*\).*|\1|p" /proc/mounts; }
+# token ADDR: the dmemfs_recover= word of the table at ADDR, ADDR:KEY from
+# /sys/fs/dmemfs/tables (root only); ADDR alone on the series before keys
+TABLES=/sys/fs/dmemfs/tables
+token() {
+	if [ -e "$TABLES" ]; then grep -m1 "^$1:" "$TABLES"; else echo "$1"; fi
+}
+# a forger's key: 64 hex digits, or "crc" for the series before keys
+forger_key() {
+	if [ -e "$TABLES" ]; then od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; else echo crc; fi
+}
+as_tenant() { setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"; }
+# the dmem ranges of this boot: "BASE_PFN NR_PAGES" in decimal, lowest
+# first (root's sysfs file; debugfs on the series before it)
 regions() {
 	local _n b nr _f
-	tail -n +2 /sys/kernel/debug/dmem/regions | while read -r _n b nr _f; do
-		echo "$((b)) $nr"
-	done | sort -n
+	if [ -r /sys/kernel/mm/dmem/ranges ]; then
+		while read -r _n b nr; do echo "$((b / 4096)) $((nr / 4096))"; done < /sys/kernel/mm/dmem/ranges
+	else
+		tail -n +2 /sys/kernel/debug/dmem/regions | while read -r _n b nr _f; do
+			echo "$((b)) $nr"
+		done
+	fi | sort -n
 }
 # the command line of the next stage: fixed ranges for the regions of this
 # boot, the tables, the stage
@@ -113,17 +145,47 @@ case $stage in
 		err=$(mount -o remount,persist "$K/$s" 2>&1)
 		t=$(persisted "$s")
 		check "persist-$s" "remount,persist: '$err', /proc/mounts: $(grep " $K/$s " /proc/mounts)" [ -n "$t" ]
+		t=$(token "$t")
 		eval "t$s=\$t"
 	done
-	# last, so that no later table can take its freed page: the address
-	# must name nothing at the next boot
 	mount -o remount,persist "$K/4K"
 	t4=$(persisted 4K)
+	t4=$(token "$t4")
 	truncate -s 2M "$K/4K/st" && "$PAT" touch "$K/4K/st" 0x31 300
 	now=$(persisted 4K)
 	check persist-stale-dropped "table '$t4' of 4K, '$now' after a change" [ "${t4:+set}/${now:-none}" = set/none ]
+
+	# ---- the attack of a tenant on the table of its own instance
+	# the victim: another tenant's guest memory, on an instance that is
+	# not persisted (its dpages are dirty pool in the next kernel)
+	mkdir -p "$K/victim" && mount -t dmemfs -o pagesize=2M victim "$K/victim" &&
+		truncate -s 64M "$K/victim/ram" && "$PAT" fill "$K/victim/ram" 0x61
+	vpfn=$(($("$PAT" phys "$K/victim/ram") / 4096))
+	# the attacker: uid 1000, with a directory on a 4K instance that root
+	# persists; root keeps ADDR:KEY for the kexec it loads
+	tpat=/tmp/dmem_pattern
+	install -m 0755 "$PAT" "$tpat"
+	mkdir -p "$K/tenant" && mount -t dmemfs -o pagesize=4K tenant "$K/tenant" &&
+		install -d -o 1000 -g 1000 "$K/tenant/t" &&
+		as_tenant truncate -s 4K "$K/tenant/t/own" && as_tenant "$tpat" touch "$K/tenant/t/own" 0x71 0 &&
+		mount -o remount,persist "$K/tenant"
+	ta=$(token "$(persisted tenant tenant)")
+	# the tenant: the address is public; a touch drops the table; a file
+	# of 256 pages; a forged table (valid MAC under its own key, or valid
+	# CRC on the series before keys) naming 8 of the victim's dpages,
+	# written into every page, as the tenant cannot see addresses
+	addr=$(as_tenant sed -n "s|^tenant $K/tenant dmemfs .*persisted=\(0x[0-9a-f]*\).*|\1|p" /proc/mounts)
+	out=$(as_tenant touch "$K/tenant/t/own" && as_tenant truncate -s 1M "$K/tenant/t/grab" &&
+		as_tenant "$tpat" forge-at "$K/tenant/t/grab" "$addr" 21 "$vpfn" 8 "$(forger_key)" tenant 2>&1)
+	check attack-setup "victim pfn $vpfn, table '$ta', tenant read '$addr': $out" \
+		eval '[ "$vpfn" -gt 0 ] && [ -n "$ta" ] && [ "${ta%%:*}" = "$addr" ] && [ "$out" = "256 pages" ]'
+	got=
+	for i in $(seq 0 255); do
+		[ "$(("$($PAT phys "$K/tenant/t/grab" $((i * 4096)))"))" -eq "$((addr))" ] && got=$i
+	done
+	check attack-page-held "the tenant's page $got is the dropped table's page $addr" [ -z "$got" ]
 	echo "pool before kexec: used $(pool_sum used) free $(pool_sum free)"
-	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0}"
+	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0},${ta:-0}"
 	why="kexec failed"
 	not_run tables-kept
 	;;
@@ -134,9 +196,33 @@ case $stage in
 	check tables-kept "$(dmesg | grep dmemfs_recover= | tr -s '\n' ' ')" [ "$kept" -eq 2 ]
 	check stale-refused "no refusal of the stale 4K table: $(dmesg | grep dmemfs_recover= | tr -s '\n' ' ')" \
 		eval '[[ "$refused" == *"no table there"* ]]'
+	t=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dmemfs_recover=//p' | tr , ' ')
+	read -r _ _ _ ta <<< "$t"
+	ta=${ta%%:*}
+	said=$(dmesg | grep -m1 "dmemfs_recover=$ta: ")
+	check attack-refused "the tenant's table at $ta: '$said'" eval '[[ "$said" == *"table refused"* ]]'
+	# whatever a 4K mount of the tenant's source recovers, none of it is
+	# the victim's
+	hits=0
+	if mkdir -p "$K/tenant" && mount -t dmemfs -o pagesize=4K,recover tenant "$K/tenant" 2> /dev/null; then
+		while read -r f; do hits=$((hits + $("$PAT" scan "$f" 0x61))); done < <(find "$K/tenant" -type f)
+		got="mounted: $(find "$K/tenant" -type f | tr '\n' ' ')"
+		umount "$K/tenant"
+	else
+		got="refused"
+	fi
+	check attack-no-victim-data "recover of the tenant's instance $got, $hits pages of the victim's pattern" \
+		[ "$got/$hits" = refused/0 ]
+	check keys-scrubbed "/proc/cmdline: $t" eval '! grep -Eq "dmemfs_recover=[^ ]*:[0-9a-f]{64}" /proc/cmdline'
 	want=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dmem=\([0-9]*\)@\([0-9]*\)$/\2 \1/p' | sort -n)
 	got=$(regions | while read -r b n; do echo "$((b * 4096)) $((n * 4096))"; done | sort -n)
 	check ranges-same "regions '$got' against dmem= '$want'" [ "$want" = "$got" ]
+	# a table comes back only in the mount it names (source none here)
+	mkdir -p "$K/other"
+	err=$(mount -t dmemfs -o pagesize=2M,recover other "$K/other" 2>&1)
+	check wrong-source-refused "mount -o recover of a 2M instance of source other: '$err', files: $(ls -A "$K/other" 2> /dev/null | tr '\n' ' ')" \
+		eval '! grep -q " $K/other " /proc/mounts'
+	umount "$K/other" 2> /dev/null
 	for s in 2M 1G; do
 		err=$(mnt "$s" recover 2>&1)
 		check "recover-$s" "mount -o recover: $err $(dmesg | grep 'recover' | tail -1)" [ -n "$(ls -A "$K/$s" 2> /dev/null)" ]
@@ -162,16 +248,23 @@ case $stage in
 	mount -o remount,persist "$K/2M"
 	t=$(persisted 2M)
 	check repersist "no persisted= after the second persist: $(grep " $K/2M " /proc/mounts)" [ -n "$t" ]
+	t=$(token "$t")
 	mnt 4K
 	x=$(($("$PAT" phys "$K/2M/c/x") / 4096))
-	forged= i=0
-	for f in "corrupt $x 64" "good 256 1" "good $x 64"; do
-		read -r how pfn n <<< "$f"
-		i=$((i + 1))
-		truncate -s 4K "$K/4K/f$i" && "$PAT" touch "$K/4K/f$i" 0x51 0 &&
-			forged+=",$("$PAT" forge "$K/4K/f$i" 21 "$pfn" "$n" "$how")"
+	for i in 1 2 3 4 5 6 7 8; do
+		truncate -s 4K "$K/4K/f$i" && "$PAT" touch "$K/4K/f$i" 0x51 0
 	done
-	check forged "forged tables '$forged'" [ "$(echo "$forged" | tr -cd , | wc -c)" -eq 3 ]
+	# 4K dpages that are free pool in the next kernel: the 4K files' own
+	p6=$(($("$PAT" phys "$K/4K/f6") / 4096))
+	p7=$(($("$PAT" phys "$K/4K/f7") / 4096)) p8=$(($("$PAT" phys "$K/4K/f8") / 4096))
+	forged= i=0
+	for f in "21 corrupt $x 64 none" "21 good 256 1 none" "21 good $x 64 none" "21 pasteof $x 2 none" \
+		"12 dup:$p8 $p7 2 forged-dup" "12 good $p6 1 forged-keep"; do
+		read -r shift how pfn n src <<< "$f"
+		i=$((i + 1))
+		forged+=",$("$PAT" forge "$K/4K/f$i" "$shift" "$pfn" "$n" "$how" "$(forger_key)" "$src")"
+	done
+	check forged "forged tables '$forged'" [ "$(echo "$forged" | tr -cd , | wc -c)" -eq 6 ]
 	kexec_to 3 "${t:-0}$forged"
 	why="kexec failed"
 	not_run second-hop
@@ -180,17 +273,26 @@ case $stage in
 	# ---- stage 3: the real table again, the forged ones refused, the
 	# pool zeroed
 	mark=0
-	t=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dmemfs_recover=//p' | tr , ' ')
-	read -r real corrupt notdmem overlap <<< "$t"
+	t=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dmemfs_recover=//p' | tr , ' ' | sed 's/:[^ ]*//g')
+	read -r real corrupt notdmem overlap pasteof dup keep <<< "$t"
 	said() { dmesg | grep -m1 "dmemfs_recover=$1: " | sed 's/.*: //'; }
 	mnt 2M recover
 	out=$("$PAT" check "$K/2M/dom/ram0" 0x11 && "$PAT" check "$K/2M/dom/sparse" 0x12 0 600 8192 &&
 		"$PAT" check "$K/2M/c/x" 0x41 2>&1)
 	rc=$?
 	check second-hop "table $real: $(said "$real"); $out" [ "$rc" -eq 0 ]
-	check corrupt-refused "table $corrupt: $(said "$corrupt")" eval '[[ "$(said "$corrupt")" == *"checksum mismatch"* ]]'
+	check corrupt-refused "table $corrupt: $(said "$corrupt")" eval '[[ "$(said "$corrupt")" == *"not authenticated"* ]]'
 	check not-dmem-refused "table $notdmem: $(said "$notdmem")" eval '[[ "$(said "$notdmem")" == *"not dmem on this boot"* ]]'
 	check overlap-refused "table $overlap: $(said "$overlap")" eval '[[ "$(said "$overlap")" == *"dpage twice"* ]]'
+	check past-eof-refused "table $pasteof: $(said "$pasteof")" eval '[[ "$(said "$pasteof")" == *"passes the end of file"* ]]'
+	mkdir -p "$K/dup"
+	err=$(mount -t dmemfs -o pagesize=4K,recover forged-dup "$K/dup" 2>&1)
+	check dup-refused "table $dup: $(said "$dup"); mount: '$err' $(dmesg | grep -m1 "table of $dup")" \
+		eval '[[ "$(said "$dup")" == *"kept for mount"* ]] && ! grep -q " $K/dup " /proc/mounts && dmesg | grep -q "table of $dup refused at .*name twice"'
+	kept=$(cat /sys/fs/dmemfs/kept)
+	echo discard > /sys/fs/dmemfs/kept
+	check kept-discarded "kept before: '$kept', after: '$(cat /sys/fs/dmemfs/kept)'" \
+		eval '[[ "$kept" == "$keep 4K 1 1 forged-keep" ]] && [ -z "$(cat /sys/fs/dmemfs/kept)" ]'
 	rm -rf "${K:?}/2M/dom" "$K/2M/c"
 	umount "$K/2M"
 	for _ in $(seq 1 120); do [ "$(pool_sum dirty)" -eq 0 ] && break; sleep 1; done

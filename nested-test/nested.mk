@@ -64,7 +64,8 @@ guest: $(DMEM_PATTERN)
 $(DMEM_PATTERN): $(TOP)/nested-test/dmem_pattern.c
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
-	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -o $@ $<
+	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror $(shell pkg-config --cflags glib-2.0) -o $@ $< \
+	  $(shell pkg-config --libs glib-2.0)
 
 # make headers_install of the 6.1 tree into $(KVM_HDR) (a log on failure).
 # (wildcard: before kernel/build.sh tree has run there is no tree yet)
