@@ -311,28 +311,18 @@ static int mounted_with(const char *dir, const char *opt)
 	return found;
 }
 
-/*
- * mount -o @opts on @dir: refused with EINVAL, or mounted with the default
- * 4K dpages, and never silently: @msg is in the kernel log.
- */
+/* mount -o @opts on @dir: refused with EINVAL, and @msg in the kernel log. */
 static void bad_mount(struct __test_metadata *_metadata, const char *dir, const char *opts,
-		      const char *msg, bool refused)
+		      const char *msg)
 {
 	const char *const want[] = { msg, NULL };
 	int wfd = kmsg_open();
 	struct statfs sf;
 	char *why;
 
-	if (refused) {
-		EXPECT_EQ(-1, mount("none", dir, "dmemfs", 0, opts))
-			TH_LOG("mount -o %s succeeded", opts);
-		EXPECT_EQ(EINVAL, errno) TH_LOG("mount -o %s: %s", opts, strerror(errno));
-	} else {
-		EXPECT_EQ(0, mount("none", dir, "dmemfs", 0, opts))
-			TH_LOG("mount -o %s: %s", opts, strerror(errno));
-		EXPECT_TRUE(mounted_with(dir, "pagesize=4K"))
-			TH_LOG("mount -o %s did not fall back to pagesize=4K", opts);
-	}
+	EXPECT_EQ(-1, mount("none", dir, "dmemfs", 0, opts))
+		TH_LOG("mount -o %s succeeded", opts);
+	EXPECT_EQ(EINVAL, errno) TH_LOG("mount -o %s: %s", opts, strerror(errno));
 	if (!statfs(dir, &sf) && (unsigned long)sf.f_type == DMEMFS_MAGIC)
 		umount(dir);
 	why = kmsg_scan(wfd, want);
@@ -341,29 +331,33 @@ static void bad_mount(struct __test_metadata *_metadata, const char *dir, const 
 }
 
 /*
- * A bad mount option is a kernel warning and the safe default (4K dpages),
- * never a failed mount of the memory guests live in, and never a WARN().
- * A nodes= that does not parse or names no node with dmem fails the mount
- * with a warning, as size= does: a fallback to every node would lift the
- * limit.
+ * A bad or unknown mount option fails the mount with a message, as tmpfs
+ * and hugetlbfs do: a misspelt size= that mounted would be no limit, a
+ * bad pagesize= that fell back to 4K would be a guest without huge
+ * leaves, a misspelt recover an empty instance.  Never a WARN().
  */
 TEST(mount_bad_options)
 {
 	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
-	static const struct { const char *opts, *msg; bool refused; } bad[] = {
-		{ "pagesize=8K", "dmemfs: unsupported pagesize=8K, using 4K", false },
-		{ "pagesize=3M", "dmemfs: unsupported pagesize=3M, using 4K", false },
-		{ "pagesize=0", "dmemfs: unsupported pagesize=0, using 4K", false },
-		{ "pagesize=2MB", "dmemfs: unsupported pagesize=2MB, using 4K", false },
-		{ "pagesize=junk", "dmemfs: unsupported pagesize=junk, using 4K", false },
-		{ "nosuchoption=1", "dmemfs: ignoring unknown mount option \"nosuchoption\"", false },
-		{ "nodes=junk", "dmemfs: bad nodes=junk", true },
-		{ "nodes=", "dmemfs: nodes needs a value", true },
-		{ "nodes", "dmemfs: nodes needs a value", true },
-		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes", true },
-		{ "nodes=100000", "dmemfs: bad nodes=100000", true },
-		{ "recover", "dmemfs: recover: no table kept for source none, pagesize 4K", true },
-		{ "persist", "dmemfs: persist is for remount", false },
+	static const struct { const char *opts, *msg; } bad[] = {
+		{ "pagesize=8K", "dmemfs: unsupported pagesize=8K" },
+		{ "pagesize=3M", "dmemfs: unsupported pagesize=3M" },
+		{ "pagesize=0", "dmemfs: unsupported pagesize=0" },
+		{ "pagesize=2MB", "dmemfs: unsupported pagesize=2MB" },
+		{ "pagesize=junk", "dmemfs: unsupported pagesize=junk" },
+		{ "pagesize", "dmemfs: Bad value for 'pagesize'" },
+		{ "nosuchoption=1", "dmemfs: Unknown parameter 'nosuchoption'" },
+		{ "sise=4G", "dmemfs: Unknown parameter 'sise'" },
+		{ "recovr", "dmemfs: Unknown parameter 'recovr'" },
+		{ "recover=1", "dmemfs: Unexpected value for 'recover'" },
+		{ "size=4Q", "dmemfs: bad size=4Q" },
+		{ "nodes=junk", "dmemfs: bad nodes=junk" },
+		{ "nodes=", "dmemfs: nodes needs a value" },
+		{ "nodes", "dmemfs: nodes needs a value" },
+		{ "nodes=7", "dmemfs: nodes=7: no dmem on these nodes" },
+		{ "nodes=100000", "dmemfs: bad nodes=100000" },
+		{ "recover", "dmemfs: recover: no table kept for source none, pagesize 4K" },
+		{ "persist", "dmemfs: persist is for remount" },
 	};
 	char *why;
 	int kfd;
@@ -371,7 +365,55 @@ TEST(mount_bad_options)
 	ASSERT_NE(NULL, mkdtemp(dir));
 	kfd = kmsg_open();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		bad_mount(_metadata, dir, bad[i].opts, bad[i].msg, bad[i].refused);
+		bad_mount(_metadata, dir, bad[i].opts, bad[i].msg);
+	rmdir(dir);
+	why = kmsg_bad(kfd);
+	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
+}
+
+/*
+ * Remount takes size= and persist; anything else that would change the
+ * instance, or that does not parse, fails the remount with a message and
+ * leaves the instance as it was.
+ */
+TEST(remount_bad_options)
+{
+	char dir[] = "/tmp/dmemfs-bad.XXXXXX";
+	static const struct { const char *opts, *msg; } bad[] = {
+		{ "pagesize=4K", "dmemfs: pagesize cannot change on remount" },
+		{ "pagesize=1G", "dmemfs: pagesize cannot change on remount" },
+		{ "nodes=1", "dmemfs: nodes cannot change on remount" },
+		{ "recover", "dmemfs: recover is for a new mount" },
+		{ "sise=4G", "dmemfs: Unknown parameter 'sise'" },
+		{ "size=junk", "dmemfs: bad size=junk" },
+		{ "size=3M", "dmemfs: size=3145728 is not a multiple of the dpage size" },
+	};
+	char *why;
+	int kfd;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, "pagesize=2M,nodes=0,size=64M"));
+	kfd = kmsg_open();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const want[] = { bad[i].msg, NULL };
+		int wfd = kmsg_open();
+
+		EXPECT_EQ(-1, mount("none", dir, NULL, MS_REMOUNT, bad[i].opts))
+			TH_LOG("remount -o %s succeeded", bad[i].opts);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("remount -o %s: %s", bad[i].opts, strerror(errno));
+		why = kmsg_scan(wfd, want);
+		EXPECT_NE(NULL, why) TH_LOG("remount -o %s: no \"%s\" in the kernel log",
+					    bad[i].opts, bad[i].msg);
+		free(why);
+		EXPECT_TRUE(mounted_with(dir, "pagesize=2M") && mounted_with(dir, "nodes=0") &&
+			    mounted_with(dir, "size=64M"))
+			TH_LOG("remount -o %s changed the instance", bad[i].opts);
+	}
+	/* what remount may do: the same pagesize and nodes, a new size= */
+	EXPECT_EQ(0, mount("none", dir, NULL, MS_REMOUNT, "pagesize=2M,nodes=0,size=128M"))
+		TH_LOG("remount with the same pagesize and nodes: %s", strerror(errno));
+	EXPECT_TRUE(mounted_with(dir, "size=128M"));
+	umount(dir);
 	rmdir(dir);
 	why = kmsg_bad(kfd);
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
