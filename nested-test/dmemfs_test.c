@@ -1453,6 +1453,166 @@ TEST_F_TIMEOUT(zeroing, off_zeroes_every_allocation, 300)
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
+/* The CPUs of NUMA node @node (its cpulist) into @set; how many. */
+static int node_cpus(int node, cpu_set_t *set)
+{
+	char path[96], buf[256], *s = buf, *end;
+	ssize_t n;
+	int fd, count = 0;
+
+	CPU_ZERO(set);
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	while (*s >= '0' && *s <= '9') {
+		long a = strtol(s, &end, 10), b = a;
+
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (; a <= b && a < CPU_SETSIZE; a++, count++)
+			CPU_SET(a, set);
+		s = *end == ',' ? end + 1 : end;
+	}
+	return count;
+}
+
+#define HOG_SECS	25
+
+struct hogs {
+	volatile int rt;	/* go SCHED_FIFO */
+	volatile int stop;	/* the test is done with them */
+	volatile int expired;	/* a hog gave its CPU back by itself */
+	volatile int running;	/* SCHED_FIFO ones */
+};
+
+/*
+ * A thread that spins on @cpu, first at nice 0, next to the zeroer at nice
+ * 19, which then zeroes slowly and so is nearly always inside a batch;
+ * then, told to, SCHED_FIFO, which stops the zeroer where it is, until
+ * told to stop or for HOG_SECS.
+ */
+static pid_t start_hog(struct hogs *h, int cpu)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct timespec t0, t;
+	cpu_set_t one;
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		_exit(2);
+	while (!h->rt && !h->stop)
+		;
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		_exit(2);
+	__sync_fetch_and_add(&h->running, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= HOG_SECS) {
+			h->expired = 1;
+			break;
+		}
+	} while (!h->stop);
+	_exit(0);
+}
+
+/*
+ * An allocation never waits for a zeroer.  Real-time threads on every CPU
+ * of node 0, with RT throttling off as RT hosts run, starve node 0's
+ * zeroer (nice 19) in the middle of a dirty pool; node 0 is then filled
+ * from a CPU of node 1, which needs the pages of the batch the zeroer
+ * holds.  The fill must complete while the threads still run (before the
+ * fix it waited, in D state, for the zeroer to run again, which here is
+ * when the threads give up after HOG_SECS), and read zero.
+ */
+TEST_F_TIMEOUT(zeroing, alloc_never_waits_for_starved_zeroer, 300)
+{
+	const size_t dirty_len = 512UL << 20;
+	char rt_saved[32] = "950000\n";
+	struct dstats now;
+	cpu_set_t n0, n1;
+	struct hogs *h;
+	pid_t hog[CPU_SETSIZE];
+	int nhog = 0, cpu, fd_keep, fd_a, fd_b, rt_fd, i;
+	uint64_t dirty, keep_len, fill_len;
+	void *pa, *pb;
+	long bad;
+	ssize_t n;
+
+	ASSERT_LT(0, node_cpus(0, &n0)) TH_LOG("node 0 has no CPU");
+	ASSERT_LT(0, node_cpus(1, &n1)) TH_LOG("node 1 has no CPU to allocate from");
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(n1), &n1));
+	ASSERT_EQ(0, wait_clean(120));
+	ASSERT_EQ(0, read_stats(&now));
+	ASSERT_LT(dirty_len + SZ_2M, now.free[0]) TH_LOG("node0: %lu bytes free", now.free[0]);
+	/* node 0 full but for dirty_len, freed dirty: its zeroer starts */
+	keep_len = (now.free[0] - dirty_len) & ~(SZ_2M - 1);
+	fd_keep = node0_file(_metadata, self->dir, "keep", keep_len, &pa);
+	ASSERT_EQ(0, fallocate(fd_keep, 0, 0, keep_len)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, munmap(pa, keep_len));
+	fd_a = node0_file(_metadata, self->dir, "a", dirty_len, &pa);
+	ASSERT_EQ(0, fallocate(fd_a, 0, 0, dirty_len));
+	ASSERT_EQ(0, munmap(pa, dirty_len));
+
+	h = mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, h);
+	rt_fd = open("/proc/sys/kernel/sched_rt_runtime_us", O_RDWR);
+	ASSERT_LE(0, rt_fd);
+	n = read(rt_fd, rt_saved, sizeof(rt_saved) - 1);
+	rt_saved[n > 0 ? n : 0] = 0;
+	ASSERT_EQ(3, pwrite(rt_fd, "-1\n", 3, 0)) TH_LOG("RT throttling off: %s", strerror(errno));
+
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &n0))
+			hog[nhog++] = start_hog(h, cpu);
+	ASSERT_EQ(0, ftruncate(fd_a, 0));	/* dirty_len of dirty dmem on node 0 */
+	usleep(500000);				/* the zeroer is at it, slowly */
+	h->rt = 1;
+	while (h->running < nhog && !h->expired)
+		usleep(1000);
+	usleep(100000);
+	dirty = dmem_node_bytes(0, "dirty");
+
+	/* all of node 0 that is free, from node 1's CPUs */
+	fill_len = dmem_node_bytes(0, "free") & ~(SZ_2M - 1);
+	fd_b = node0_file(_metadata, self->dir, "b", fill_len, &pb);
+	i = fallocate(fd_b, 0, 0, fill_len);
+	n = h->expired;
+	h->stop = 1;
+	for (cpu = 0; cpu < nhog; cpu++)
+		waitpid(hog[cpu], NULL, 0);
+	if (pwrite(rt_fd, rt_saved, strlen(rt_saved), 0) < 0)
+		TH_LOG("RT throttling not restored to %s: %s", rt_saved, strerror(errno));
+	close(rt_fd);
+
+	TH_LOG("%d hog(s) on node 0; %lu dirty bytes on node 0 under them; filled %lu bytes",
+	       nhog, dirty, fill_len);
+	ASSERT_LT(0, dirty) TH_LOG("the zeroer was done before the hogs ran: nothing was tested");
+	ASSERT_EQ(0, i) TH_LOG("fallocate of node 0's %lu free bytes: %s", fill_len, strerror(errno));
+	EXPECT_EQ(0, n) TH_LOG("the fill finished only after the real-time threads gave node 0 "
+			       "back: it waited for the starved zeroer");
+	bad = first_nonzero(pb, fill_len);
+	EXPECT_EQ(-1, bad) TH_LOG("filled file: nonzero byte near offset %ld", bad);
+	ASSERT_EQ(0, munmap(pb, fill_len));
+	munmap((void *)h, sizeof(*h));
+	close(fd_b);
+	close(fd_a);
+	close(fd_keep);
+	unlink_in(_metadata, self->dir, "b");
+	unlink_in(_metadata, self->dir, "a");
+	unlink_in(_metadata, self->dir, "keep");
+	EXPECT_EQ(0, wait_clean(120));
+	expect_baseline(_metadata, &self->base, "after the starved zeroer");
+}
+
 /* A write of something that is not a boolean changes nothing. */
 TEST_F(zeroing, knob_refuses_junk)
 {
