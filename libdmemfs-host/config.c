@@ -23,6 +23,7 @@ void dmem_config_free(DmemConfig *cfg)
 	g_free(cfg->qemu_user);
 	g_free(cfg->qemu_group);
 	g_free(cfg->sysfs_root);
+	g_free(cfg->state_dir);
 	g_free(cfg);
 }
 
@@ -80,6 +81,7 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 	cfg->qemu_user = g_strdup("libvirt-qemu");
 	cfg->sysfs_root = g_strdup("/sys/kernel/mm/dmem");
 	cfg->default_pagesize = dmem_pagesizes[1];
+	cfg->state_dir = g_strdup("/var/lib/dmemfs-host/liveupdate");
 
 	if (path && !g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &e)) {
 		if (!g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
@@ -103,6 +105,7 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 		    !get_string(kf, "qemu", "user", &cfg->qemu_user, path, error) ||
 		    !get_string(kf, "qemu", "group", &cfg->qemu_group, path, error) ||
 		    !get_string(kf, "sysfs", "root", &cfg->sysfs_root, path, error) ||
+		    !get_string(kf, "liveupdate", "state_dir", &cfg->state_dir, path, error) ||
 		    !get_string(kf, "wrapper", "default_pagesize", &dps, path, error))
 			return NULL;
 		if (dps && !dmem_pagesize_parse(dps, &cfg->default_pagesize)) {
@@ -127,6 +130,12 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 			if (one[0] && *one[0] && !set_mounts(cfg, i, one, var, error))
 				return NULL;
 		}
+	}
+	if (!g_path_is_absolute(cfg->state_dir)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "%s: [liveupdate] state_dir '%s' is not an absolute path",
+			    cfg->path ? cfg->path : "config", cfg->state_dir);
+		return NULL;
 	}
 	if (!g_path_is_absolute(cfg->qemu_binary)) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,

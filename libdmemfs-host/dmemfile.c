@@ -201,13 +201,13 @@ fail:
 	return FALSE;
 }
 
-gboolean dmem_domain_carried(int mountfd, const char *uuid)
+gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid)
 {
 	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
 	struct stat st;
 
 	return fstatat(mountfd, mark, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == 0;
+	       st.st_uid == 0 && dmem_carry_lists(cfg, uuid);
 }
 
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)

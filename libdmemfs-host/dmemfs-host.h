@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libdmemfs-host: the code shared by dmemfs-hook, qemu-memdev-wrapper and
- * dmem-capacity.
+ * libdmemfs-host: the code shared by dmemfs-hook, qemu-memdev-wrapper,
+ * dmem-capacity and dmem-liveupdate.
  *
  *  - page sizes and libvirt-syntax NUMA nodesets,
  *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf),
  *  - per-node dmem pool statistics from sysfs,
- *  - creating, preallocating and removing the per-domain dmemfs files.
+ *  - creating, preallocating and removing the per-domain dmemfs files,
+ *  - the state of a host kernel update, which owns the carried marks.
  *
  * Everything that needs a real dmemfs goes through DmemfsOps so the unit
  * tests can run on a temporary directory.
@@ -81,6 +82,7 @@ typedef struct {
 	char *qemu_group;                        /* NULL: user's primary group */
 	char *sysfs_root;
 	guint64 default_pagesize;                /* wrapper --dry-run fallback */
+	char *state_dir;                         /* dmem-liveupdate's state */
 } DmemConfig;
 
 /*
@@ -155,7 +157,37 @@ gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
  * starts with a dot, so no backend file has this name.
  */
 #define DMEM_CARRIED_MARK ".carried"
-gboolean dmem_domain_carried(int mountfd, const char *uuid);
+/* the mark is in mountfd/uuid and the carry state lists the domain */
+gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid);
+
+/* ---- the state of a host kernel update (carry.c) ----------------------- */
+#define DMEM_CARRY_VERSION 1
+#define DMEM_CARRY_FILE "liveupdate.state"
+typedef struct DmemCarry DmemCarry;
+/* cfg->state_dir/DMEM_CARRY_FILE; none is an empty state; a bad one, an error */
+DmemCarry *dmem_carry_load(const DmemConfig *cfg, GError **error);
+void dmem_carry_free(DmemCarry *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DmemCarry, dmem_carry_free)
+const char *dmem_carry_path(const DmemCarry *c);
+const char *dmem_carry_dir(const DmemCarry *c);
+/* the only place a domain's save image may be: <state dir>/<uuid>.save */
+char *dmem_carry_image(const DmemCarry *c, const char *uuid);
+/* the UUIDs it lists, char * */
+GPtrArray *dmem_carry_domains(const DmemCarry *c);
+gboolean dmem_carry_has(const DmemCarry *c, const char *uuid);
+/* a key of the domain @uuid, or of the update itself when @uuid is NULL */
+void dmem_carry_set(DmemCarry *c, const char *uuid, const char *key, const char *value);
+char *dmem_carry_get(const DmemCarry *c, const char *uuid, const char *key);
+void dmem_carry_remove(DmemCarry *c, const char *uuid);
+/* a persisted mount: its table address and source */
+void dmem_carry_set_mount(DmemCarry *c, const char *mount, const char *addr, const char *source);
+gboolean dmem_carry_mount(const DmemCarry *c, const char *mount, char **source);
+/* write it (0600, atomically); a state that lists no domain is removed */
+gboolean dmem_carry_save(const DmemCarry *c, GError **error);
+/* whether the state on disk lists @uuid (FALSE when it cannot be read) */
+gboolean dmem_carry_lists(const DmemConfig *cfg, const char *uuid);
+/* the QMP command that turns QEMU's x-ignore-shared capability on or off */
+char *dmem_qmp_ignore_shared(gboolean on);
 
 /* ---- small helpers ------------------------------------------------------ */
 /* canonical lowercase UUID, or NULL if s is not one */

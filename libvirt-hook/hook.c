@@ -17,7 +17,7 @@ gboolean hook_carried(const HookEnv *env, const char *uuid)
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
 			int fd = open_dir(g_ptr_array_index(env->cfg->mounts[i], j));
-			gboolean carried = fd >= 0 && dmem_domain_carried(fd, uuid);
+			gboolean carried = fd >= 0 && dmem_domain_carried(env->cfg, fd, uuid);
 
 			if (fd >= 0)
 				close(fd);

@@ -2,21 +2,26 @@
 /*
  * dmem-liveupdate: update the host kernel under running dmem guests.
  *
- *   dmem-liveupdate [-c URI] [--save-dir DIR] [--kernel FILE] [--initrd FILE]
+ *   dmem-liveupdate [-c URI] [--kernel FILE] [--initrd FILE]
  *                   [--append ARGS] [--no-exec]
  *       every running domain is checked first; one that cannot be carried
  *       (no dmem memory, a host device) stops everything, with a line each.
- *       Then each domain is saved without its RAM (QEMU's x-ignore-shared:
- *       the RAM stays in its dmemfs files, marked carried so that the hook
- *       keeps them), the mounts are persisted (mount -o remount,persist),
- *       and the kernel is loaded with this boot's command line, fixed dmem=
- *       ranges and dmemfs_recover=, below the lowest dmem range, and
- *       executed (kexec -e; --no-exec stops before).
- *   dmem-liveupdate --restore [-c URI] [--save-dir DIR]
+ *       Then each domain is listed in the carry state (libdmemfs-host's
+ *       carry.c, in [liveupdate] state_dir) and saved without its RAM
+ *       (QEMU's x-ignore-shared: the RAM stays in its dmemfs files, marked
+ *       carried so that the hook keeps them), the mounts are persisted
+ *       (mount -o remount,persist), and the kernel is loaded with this
+ *       boot's command line, fixed dmem= ranges and dmemfs_recover=, below
+ *       the lowest dmem range, and executed (kexec -e; --no-exec stops
+ *       before).
+ *   dmem-liveupdate --restore [-c URI]
  *       after that boot: mount the configured dmemfs mounts with recover,
- *       restore every saved domain (virsh restore: the hook reuses its
- *       files, the wrapper has QEMU skip the shared RAM), report each
- *       guest's downtime.
+ *       restore every domain the state lists (virsh restore: the hook
+ *       reuses its files, the wrapper has QEMU skip the shared RAM), each
+ *       leaving the state as it comes back; a rerun restores the rest.
+ *   dmem-liveupdate --abort [-c URI]
+ *       give up: release every domain the state lists (files, mark,
+ *       image) unless it runs, discard the tables kept at boot.
  *
  * Exit status: 0, 1 when something failed or was refused (one line each on
  * stderr), 2 for bad arguments.
@@ -42,16 +47,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_SAVE_DIR "/var/lib/dmemfs-host/liveupdate"
-#define STATE_FILE "liveupdate.state"
 #define RANGES "/sys/kernel/mm/dmem/ranges"
 #define TABLES "/sys/fs/dmemfs/tables"
-#define IGNORE_SHARED(on)                                                                     \
-	"{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"          \
-	"[{\"capability\":\"x-ignore-shared\",\"state\":" on "}]}}"
+#define KEPT "/sys/fs/dmemfs/kept"
+/* the one QMP command for it: dmem_qmp_ignore_shared() */
+static int ignore_shared(virDomainPtr dom, gboolean on)
+{
+	g_autofree char *cmd = dmem_qmp_ignore_shared(on);
+	g_autofree char *reply = NULL;
 
-static char *opt_uri, *opt_save_dir, *opt_kernel, *opt_initrd, *opt_append;
-static gboolean opt_restore, opt_no_exec;
+	return virDomainQemuMonitorCommand(dom, cmd, &reply, 0);
+}
+
+static char *opt_uri, *opt_kernel, *opt_initrd, *opt_append;
+static gboolean opt_restore, opt_abort, opt_no_exec;
 
 static void say_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 static void say_error(const char *fmt, ...)
@@ -63,6 +72,13 @@ static void say_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* libvirt prints every error on stderr by default: ours are one line each */
+static void quiet(void *data, virErrorPtr err)
+{
+	(void)data;
+	(void)err;
 }
 
 static const char *virt_error(void)
@@ -232,9 +248,10 @@ static gboolean mounts_distinct(const DmemConfig *cfg, GError **error)
 		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
 			const char *m = g_ptr_array_index(cfg->mounts[i], j);
 			g_autofree char *name = NULL;
-			g_autofree char *addr = is_dmemfs(m) ? mount_entry(m, NULL, &name) : NULL;
 			const char *other;
 
+			if (is_dmemfs(m))
+				g_free(mount_entry(m, NULL, &name));
 			if (!name)
 				continue;
 			other = g_hash_table_lookup(seen, name);
@@ -325,25 +342,35 @@ static gboolean run(const char *const *argv, GError **error)
 	return TRUE;
 }
 
-/* Undo: the saved domains come back as they were, marks gone. */
-static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms)
+/*
+ * Undo: the saved domains come back as they were, marks gone, and the
+ * state lists none of them.  One that does not come back stays in the
+ * state with its mark and image: --restore or --abort deal with it.
+ */
+static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms,
+		      DmemCarry *state)
 {
+	g_autoptr(GError) e = NULL;
+
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
 
-		if (c->saved && virDomainRestore(conn, c->save) < 0)
+		if (c->saved && virDomainRestore(conn, c->save) < 0) {
 			say_error("domain %s: restore after the failure: %s; its image stays in %s",
 				  c->name, virt_error(), c->save);
-		else if (c->saved)
-			unlink(c->save);
-		if (!c->saved && c->uuid) {
-			g_autofree char *reply = NULL;
-
-			virDomainQemuMonitorCommand(c->dom, IGNORE_SHARED("false"), &reply, 0);
+			continue;
 		}
-		if (c->uuid)
+		if (c->saved)
+			unlink(c->save);
+		if (!c->saved && c->uuid)
+			ignore_shared(c->dom, FALSE);
+		if (c->uuid) {
 			mark(cfg, c->uuid, FALSE, NULL);
+			dmem_carry_remove(state, c->uuid);
+		}
 	}
+	if (!dmem_carry_save(state, &e))
+		say_error("%s", e->message);
 }
 
 static int by_name(const void *a, const void *b)
@@ -355,10 +382,11 @@ static int by_name(const void *a, const void *b)
 static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 {
 	g_autoptr(GPtrArray) doms = g_ptr_array_new_with_free_func(carried_free);
-	g_autoptr(GKeyFile) state = g_key_file_new();
 	g_autoptr(GString) tables = g_string_new(NULL);
 	g_autoptr(GError) e = NULL;
-	g_autofree char *ranges = NULL, *cmdline = NULL, *statepath = NULL, *mem_max = NULL;
+	g_autoptr(DmemCarry) state = NULL;
+	g_autoptr(GPtrArray) pending = NULL;
+	g_autofree char *ranges = NULL, *cmdline = NULL, *mem_max = NULL;
 	g_autofree char *cmd_opt = NULL, *initrd_opt = NULL;
 	virDomainPtr *list = NULL;
 	HookEnv env = { .cfg = cfg };
@@ -366,6 +394,18 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	int n, refused = 0;
 
 	/* ---- 1. everything is checked before anything is touched */
+	state = dmem_carry_load(cfg, &e);
+	if (!state) {
+		say_error("%s", e->message);
+		return 1;
+	}
+	pending = dmem_carry_domains(state);
+	if (pending->len) {
+		say_error("%s: a previous update still carries %u domain(s): --restore or --abort "
+			  "it first",
+			  dmem_carry_path(state), pending->len);
+		return 1;
+	}
 	n = virConnectListAllDomains(conn, &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (n < 0) {
 		say_error("list domains: %s", virt_error());
@@ -390,7 +430,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 			continue;
 		}
 		c->uuid = g_strdup(c->plan->uuid);
-		c->save = g_strdup_printf("%s/%s.save", opt_save_dir, c->uuid);
+		c->save = dmem_carry_image(state, c->uuid);
 	}
 	free(list);
 	if (refused)
@@ -408,29 +448,31 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("%s", e->message);
 		return 1;
 	}
-	if (g_mkdir_with_parents(opt_save_dir, 0700) < 0) {
-		say_error("%s: %s", opt_save_dir, g_strerror(errno));
+	if (g_mkdir_with_parents(dmem_carry_dir(state), 0700) < 0) {
+		say_error("%s: %s", dmem_carry_dir(state), g_strerror(errno));
 		return 1;
 	}
 
 	/* ---- 2. each guest stops: device state out, RAM stays in dmem */
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
-		g_autofree char *reply = NULL;
 		gint64 t0 = now_ms();
+		g_autofree char *ms = g_strdup_printf("%" G_GINT64_FORMAT, t0);
 
-		if (!mark(cfg, c->uuid, TRUE, &e) ||
-		    virDomainQemuMonitorCommand(c->dom, IGNORE_SHARED("true"), &reply, 0) < 0 ||
-		    virDomainSave(c->dom, c->save) < 0) {
+		/* the state first: a mark counts only for a domain it lists */
+		dmem_carry_set(state, c->uuid, "name", c->name);
+		dmem_carry_set(state, c->uuid, "image", c->save);
+		dmem_carry_set(state, c->uuid, "stopped_at_ms", ms);
+		if (!dmem_carry_save(state, &e) || !mark(cfg, c->uuid, TRUE, &e) ||
+		    ignore_shared(c->dom, TRUE) < 0 || virDomainSave(c->dom, c->save) < 0) {
 			say_error("domain %s: save: %s", c->name, e ? e->message : virt_error());
-			roll_back(cfg, conn, doms);
+			roll_back(cfg, conn, doms, state);
 			return 1;
 		}
 		c->saved = TRUE;
-		g_key_file_set_string(state, c->uuid, "name", c->name);
-		g_key_file_set_string(state, c->uuid, "image", c->save);
-		g_key_file_set_int64(state, c->uuid, "stopped_at_ms", t0);
-		g_key_file_set_int64(state, c->uuid, "save_ms", now_ms() - t0);
+		g_free(ms);
+		ms = g_strdup_printf("%" G_GINT64_FORMAT, now_ms() - t0);
+		dmem_carry_set(state, c->uuid, "save_ms", ms);
 		printf("domain %s: saved without its RAM in %.2f s\n", c->name,
 		       (now_ms() - t0) / 1000.0);
 	}
@@ -446,36 +488,36 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 			if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
 			    !(addr = mount_entry(m, &source, NULL))) {
 				say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
-				roll_back(cfg, conn, doms);
+				roll_back(cfg, conn, doms, state);
 				return 1;
 			}
 			token = table_token(addr, &e);
 			if (!token) {
 				say_error("%s: %s", m, e->message);
-				roll_back(cfg, conn, doms);
+				roll_back(cfg, conn, doms, state);
 				return 1;
 			}
 			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
-			g_key_file_set_string(state, "mounts", m, addr);
-			g_key_file_set_string(state, "sources", m, source);
+			dmem_carry_set_mount(state, m, addr, source);
 		}
 	}
 	if (!tables->len) {
 		say_error("no dmemfs mount to persist (configured: see dmemfs-host.conf)");
-		roll_back(cfg, conn, doms);
+		roll_back(cfg, conn, doms, state);
 		return 1;
 	}
 
 	/* ---- 4. the next kernel, where it cannot touch dmem */
 	cmdline = next_cmdline(ranges, tables->str, &e);
-	statepath = g_build_filename(opt_save_dir, STATE_FILE, NULL);
 	if (cmdline) {
-		g_key_file_set_string(state, "kexec", "cmdline", cmdline);
-		g_key_file_set_int64(state, "kexec", "loaded_at_ms", now_ms());
+		g_autofree char *ms = g_strdup_printf("%" G_GINT64_FORMAT, now_ms());
+
+		/* the keys are spent at the next boot; the state keeps none */
+		dmem_carry_set(state, NULL, "loaded_at_ms", ms);
 	}
-	if (!cmdline || !g_key_file_save_to_file(state, statepath, &e)) {
+	if (!cmdline || !dmem_carry_save(state, &e)) {
 		say_error("%s", e->message);
-		roll_back(cfg, conn, doms);
+		roll_back(cfg, conn, doms, state);
 		return 1;
 	}
 	mem_max = g_strdup_printf("--mem-max=%" G_GUINT64_FORMAT, lowest - 1);
@@ -486,8 +528,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 
 		if (!run(argv, &e)) {
 			say_error("kexec -l: %s", e->message);
-			unlink(statepath);
-			roll_back(cfg, conn, doms);
+			roll_back(cfg, conn, doms, state);
 			return 1;
 		}
 	}
@@ -505,8 +546,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("kexec -e: %s; the guests are restored", e ? e->message : "returned");
 		g_clear_error(&e);
 		run(unload, &e);
-		unlink(statepath);
-		roll_back(cfg, conn, doms);
+		roll_back(cfg, conn, doms, state);
 	}
 	return 1;
 }
@@ -514,6 +554,8 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 typedef struct {
 	const DmemConfig *cfg;
 	virConnectPtr conn;
+	DmemCarry *state;	/* shared: under state_lock */
+	GMutex *state_lock;
 	char *uuid, *name, *image;
 	gint64 stopped, start, done;
 	GThread *thread;
@@ -532,16 +574,18 @@ static void restore_free(gpointer p)
 	g_free(r);
 }
 
+/* One guest back; it leaves the state as it comes back. */
 static gpointer restore_one(gpointer data)
 {
 	Restore *r = data;
+	g_autoptr(GError) e = NULL;
 	virDomainPtr dom;
-	g_autofree char *reply = NULL;
 
 	r->start = now_ms();
 	if (virDomainRestoreFlags(r->conn, r->image, NULL, VIR_DOMAIN_SAVE_RUNNING) < 0) {
-		r->error = g_strdup_printf("restore: %s; its files and %s stay", virt_error(),
-					   r->image);
+		r->error = g_strdup_printf("restore: %s; its files, mark and %s stay for another "
+					   "--restore or --abort",
+					   virt_error(), r->image);
 		return NULL;
 	}
 	r->done = now_ms();
@@ -552,7 +596,7 @@ static gpointer restore_one(gpointer data)
 	 * the image.
 	 */
 	dom = virDomainLookupByUUIDString(r->conn, r->uuid);
-	if (!dom || virDomainQemuMonitorCommand(dom, IGNORE_SHARED("false"), &reply, 0) < 0)
+	if (!dom || ignore_shared(dom, FALSE) < 0)
 		r->error = g_strdup_printf("restored, but x-ignore-shared stays on (%s): do not "
 					   "virsh save it",
 					   virt_error());
@@ -560,36 +604,51 @@ static gpointer restore_one(gpointer data)
 		virDomainFree(dom);
 	mark(r->cfg, r->uuid, FALSE, NULL);
 	unlink(r->image);
+	g_mutex_lock(r->state_lock);
+	dmem_carry_remove(r->state, r->uuid);
+	if (!dmem_carry_save(r->state, &e) && !r->error)
+		r->error = g_strdup(e->message);
+	g_mutex_unlock(r->state_lock);
 	return NULL;
 }
 
+/*
+ * After the new kernel booted: the mounts with recover, then every guest
+ * the state still lists, in parallel.  A rerun after a partial failure
+ * restores the rest: mounted mounts and restored guests are done.
+ */
 static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 {
-	g_autoptr(GPtrArray) jobs = NULL;
-	g_autoptr(GKeyFile) state = g_key_file_new();
+	g_autoptr(GPtrArray) jobs = NULL, uuids = NULL;
+	g_autoptr(DmemCarry) state = NULL;
 	g_autoptr(GError) e = NULL;
-	g_autofree char *statepath = g_build_filename(opt_save_dir, STATE_FILE, NULL);
-	g_auto(GStrv) groups = NULL;
+	GMutex lock;
 	int failed = 0;
 
-	if (!g_key_file_load_from_file(state, statepath, G_KEY_FILE_NONE, &e)) {
-		say_error("%s: %s (nothing was carried)", statepath, e->message);
+	state = dmem_carry_load(cfg, &e);
+	if (!state) {
+		say_error("%s", e->message);
 		return 1;
+	}
+	uuids = dmem_carry_domains(state);
+	if (!uuids->len) {
+		printf("nothing to restore (%s lists no domain)\n", dmem_carry_path(state));
+		return 0;
 	}
 	/* ---- 1. the files, with the guests' memory in them */
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
 			const char *m = g_ptr_array_index(cfg->mounts[i], j);
+			g_autofree char *source = NULL;
 			/* only the mounts that were persisted have a table */
-			gboolean carried = g_key_file_has_key(state, "mounts", m, NULL);
+			gboolean carried = dmem_carry_mount(state, m, &source);
 			g_autofree char *opts = g_strdup_printf("pagesize=%s%s",
 								dmem_pagesize_name(dmem_pagesizes[i]),
 								carried ? ",recover" : "");
-			/* the next kernel gives a table back to a mount of its source */
-			g_autofree char *source = g_key_file_get_string(state, "sources", m, NULL);
 
 			if (is_dmemfs(m))
 				continue;
+			/* the next kernel gives a table back to a mount of its source */
 			if (g_mkdir_with_parents(m, 0755) < 0 ||
 			    mount(source ? source : "none", m, "dmemfs", 0, opts) < 0) {
 				say_error("%s: mount -o %s: %s (see the kernel log)", m, opts,
@@ -599,26 +658,28 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 		}
 	}
 	/* ---- 2. the guests, all at once: each one's downtime is its own restore */
-	groups = g_key_file_get_groups(state, NULL);
+	g_mutex_init(&lock);
 	jobs = g_ptr_array_new_with_free_func(restore_free);
-	for (guint i = 0; groups[i]; i++) {
-		Restore *r;
+	for (guint i = 0; i < uuids->len; i++) {
+		const char *uuid = g_ptr_array_index(uuids, i);
+		g_autofree char *ms = dmem_carry_get(state, uuid, "stopped_at_ms");
+		Restore *r = g_new0(Restore, 1);
 
-		if (!strcmp(groups[i], "mounts") || !strcmp(groups[i], "sources") ||
-		    !strcmp(groups[i], "kexec"))
-			continue;
-		r = g_new0(Restore, 1);
 		r->cfg = cfg;
 		r->conn = conn;
-		r->uuid = g_strdup(groups[i]);
-		r->name = g_key_file_get_string(state, groups[i], "name", NULL);
-		r->image = g_key_file_get_string(state, groups[i], "image", NULL);
-		r->stopped = g_key_file_get_int64(state, groups[i], "stopped_at_ms", NULL);
-		if (!r->name || !r->image) {
-			restore_free(r);
-			continue;
-		}
+		r->state = state;
+		r->state_lock = &lock;
+		r->uuid = g_strdup(uuid);
+		r->name = dmem_carry_get(state, uuid, "name");
+		r->image = dmem_carry_image(state, uuid);
+		r->stopped = ms ? g_ascii_strtoll(ms, NULL, 10) : 0;
+		if (!r->name)
+			r->name = g_strdup(uuid);
 		g_ptr_array_add(jobs, r);
+	}
+	for (guint i = 0; i < jobs->len; i++) {
+		Restore *r = g_ptr_array_index(jobs, i);
+
 		r->thread = g_thread_try_new("restore", restore_one, r, NULL);
 		if (!r->thread)
 			restore_one(r); /* no thread to be had: one after another */
@@ -632,11 +693,77 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 			say_error("domain %s: %s", r->name, r->error);
 		if (r->ok)
 			printf("domain %s: restored in %.2f s, downtime %.2f s\n", r->name,
-			       (r->done - r->start) / 1000.0, (r->done - r->stopped) / 1000.0);
+			       (r->done - r->start) / 1000.0,
+			       r->stopped ? (r->done - r->stopped) / 1000.0 : 0.0);
 		failed += !r->ok || r->error;
 	}
-	if (!failed)
-		unlink(statepath);
+	g_mutex_clear(&lock);
+	return failed ? 1 : 0;
+}
+
+/* Whether the domain @uuid is running. */
+static gboolean running(virConnectPtr conn, const char *uuid)
+{
+	virDomainPtr dom = virDomainLookupByUUIDString(conn, uuid);
+	gboolean on = dom && virDomainIsActive(dom) == 1;
+
+	if (dom)
+		virDomainFree(dom);
+	return on;
+}
+
+/*
+ * Give up on an update: every domain the state lists is released, as a
+ * stop would release it (its files go, its dpages back to the pool),
+ * unless it runs again already, and so are the tables this boot kept for
+ * mounts nobody recovered.  Then there is no state.
+ */
+static int cmd_abort(const DmemConfig *cfg, virConnectPtr conn)
+{
+	g_autoptr(DmemCarry) state = NULL;
+	g_autoptr(GPtrArray) uuids = NULL;
+	g_autoptr(GError) e = NULL;
+	g_autofree char *kept = NULL;
+	HookEnv env = { .cfg = cfg };
+	int failed = 0;
+
+	state = dmem_carry_load(cfg, &e);
+	if (!state) {
+		say_error("%s", e->message);
+		return 1;
+	}
+	uuids = dmem_carry_domains(state);
+	for (guint i = 0; i < uuids->len; i++) {
+		const char *uuid = g_ptr_array_index(uuids, i);
+		g_autofree char *name = dmem_carry_get(state, uuid, "name");
+		g_autofree char *image = dmem_carry_image(state, uuid);
+		gboolean on = running(conn, uuid);
+
+		mark(cfg, uuid, FALSE, NULL);
+		if (!on && !hook_release(&env, uuid, &e)) {
+			say_error("domain %s: %s", name ? name : uuid, e->message);
+			g_clear_error(&e);
+			failed++;
+			continue;
+		}
+		unlink(image);
+		dmem_carry_remove(state, uuid);
+		printf("domain %s: %s\n", name ? name : uuid,
+		       on ? "running: left as it is" : "released, its dmem is back in the pool");
+	}
+	if (!dmem_carry_save(state, &e)) {
+		say_error("%s", e->message);
+		failed++;
+	}
+	/* tables of this boot that no mount recovered: their dpages back */
+	if (g_file_get_contents(KEPT, &kept, NULL, NULL) && *kept) {
+		if (!g_file_set_contents(KEPT, "discard", -1, &e)) {
+			say_error("%s: %s", KEPT, e->message);
+			failed++;
+		} else {
+			printf("tables kept at boot: discarded, their dmem is back in the pool\n");
+		}
+	}
 	return failed ? 1 : 0;
 }
 
@@ -651,8 +778,6 @@ int main(int argc, char **argv)
 	int rc;
 	GOptionEntry entries[] = {
 		{ "connect", 'c', 0, G_OPTION_ARG_STRING, &opt_uri, "libvirt URI", "URI" },
-		{ "save-dir", 0, 0, G_OPTION_ARG_FILENAME, &opt_save_dir,
-		  "device state of the guests (default " DEFAULT_SAVE_DIR ")", "DIR" },
 		{ "kernel", 0, 0, G_OPTION_ARG_FILENAME, &opt_kernel,
 		  "kernel to load (default /boot/vmlinuz-`uname -r`)", "FILE" },
 		{ "initrd", 0, 0, G_OPTION_ARG_FILENAME, &opt_initrd, "its initrd", "FILE" },
@@ -661,7 +786,9 @@ int main(int argc, char **argv)
 		  "load the kernel but do not execute it", NULL },
 		{ "restore", 0, 0, G_OPTION_ARG_NONE, &opt_restore,
 		  "after the new kernel booted: recover the mounts, restore the guests", NULL },
-		{ NULL },
+		{ "abort", 0, 0, G_OPTION_ARG_NONE, &opt_abort,
+		  "give up: release every carried domain and kept table", NULL },
+		G_OPTION_ENTRY_NULL,
 	};
 
 	g_option_context_add_main_entries(oc, entries, NULL);
@@ -669,8 +796,10 @@ int main(int argc, char **argv)
 		say_error("%s", e ? e->message : "unexpected arguments");
 		return 2;
 	}
-	if (!opt_save_dir)
-		opt_save_dir = g_strdup(DEFAULT_SAVE_DIR);
+	if (opt_restore && opt_abort) {
+		say_error("--restore and --abort: one or the other");
+		return 2;
+	}
 	if (!opt_kernel && uname(&u) == 0)
 		opt_kernel = kernel = g_strdup_printf("/boot/vmlinuz-%s", u.release);
 	if (!opt_initrd && uname(&u) == 0) {
@@ -685,12 +814,15 @@ int main(int argc, char **argv)
 	}
 	if (!g_getenv("LIBVIRT_LOG_OUTPUTS"))
 		g_setenv("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null", TRUE);
+	virSetErrorFunc(NULL, quiet);
 	conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
 	if (!conn) {
 		say_error("connect %s: %s", opt_uri ? opt_uri : "qemu:///system", virt_error());
 		return 1;
 	}
-	rc = opt_restore ? cmd_restore(cfg, conn) : cmd_update(cfg, conn);
+	rc = opt_restore ? cmd_restore(cfg, conn) :
+	     opt_abort	 ? cmd_abort(cfg, conn) :
+			   cmd_update(cfg, conn);
 	virConnectClose(conn);
 	return rc;
 }

@@ -25,7 +25,7 @@
 # what the agents said last.  --list prints the checks.
 set -u
 checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kexec save-without-ram
-	setup-2 restore restored-2M restored-1G continuous-2M continuous-1G
+	setup-2 restore restore-rerun restored-2M restored-1G continuous-2M continuous-1G
 	plain-save-restore released no-leak kernel-log"
 if [ "${1:-}" = --list ]; then
 	for c in $checks; do echo "liveupdate.$c"; done
@@ -107,7 +107,7 @@ case $stage in
 		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
 			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
 	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
-	out=$("$LU" --save-dir "$SAVE" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
+	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
 	rc=$?
 	marks=$(ls "$M2/$U2/.carried" "$M1G/$U1G/.carried" 2> /dev/null)
 	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
@@ -125,7 +125,7 @@ case $stage in
 	# that finds them unsynchronized falls back to the HPET, whose every
 	# read traps under TCG: the boot then takes a minute instead of
 	# seconds.  Hardware TSCs stay synchronized over a kexec.
-	"$LU" --save-dir "$SAVE" --kernel "$KERNEL" --initrd "$INITRD" \
+	"$LU" --kernel "$KERNEL" --initrd "$INITRD" \
 		--append "tsc=reliable l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=2,$args"
 	why="dmem-liveupdate came back (exit $?) instead of executing the kernel"
 	not_run kexec
@@ -145,10 +145,15 @@ case $stage in
 	r=$?
 	ok save-without-ram "images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(ls -l "$SAVE" 2>&1 | tr -s '\n ' ' ')" $r
 	loaded_ms=$(sed -n 's/^loaded_at_ms=//p' "$SAVE/liveupdate.state" 2> /dev/null)
-	out=$("$LU" --restore --save-dir "$SAVE" 2>&1)
+	out=$("$LU" --restore 2>&1)
 	rc=$?
 	done_ms=$(date +%s%3N)
 	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" [ "$rc" = 0 ]
+	# every guest left the state as it came back: a rerun has nothing to do
+	out2=$("$LU" --restore 2>&1)
+	rc2=$?
+	check restore-rerun "a second --restore: rc $rc2, '$out2'; state: $(tr '\n' ' ' < "$SAVE/liveupdate.state" 2>&1)" \
+		eval '[ "$rc2" = 0 ] && [[ "$out2" == "nothing to restore"* ]] && [ ! -e "$SAVE/liveupdate.state" ]'
 	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) s (L1 kernel to userspace ${up} s, under TCG), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms))) s"
 	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms)))"
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do

@@ -94,10 +94,9 @@ static gboolean qmp_replies(int fd, int want)
  */
 static int carry_monitor(void)
 {
-	static const char cmds[] =
-		"{\"execute\":\"qmp_capabilities\"}\n"
-		"{\"execute\":\"migrate-set-capabilities\",\"arguments\":{\"capabilities\":"
-		"[{\"capability\":\"x-ignore-shared\",\"state\":true}]}}\n";
+	g_autofree char *caps = dmem_qmp_ignore_shared(TRUE);
+	g_autofree char *cmds = g_strdup_printf("{\"execute\":\"qmp_capabilities\"}\n%s\n", caps);
+	size_t len = strlen(cmds);
 	int sv[2];
 	pid_t pid;
 
@@ -113,7 +112,7 @@ static int carry_monitor(void)
 		close(sv[1]);
 		if (fork() != 0)
 			_exit(0); /* the grandchild goes on, reparented: QEMU never waits */
-		if (write(sv[0], cmds, sizeof(cmds) - 1) != (ssize_t)(sizeof(cmds) - 1) ||
+		if (write(sv[0], cmds, len) != (ssize_t)len ||
 		    !qmp_replies(sv[0], 2))
 			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared was not set: the "
 					"restore of this carried domain will fail\n");
@@ -155,7 +154,7 @@ int main(int argc, char **argv)
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
-	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
+	if (!ctx.dry_run && wrap_carry_incoming(cfg, &res, argc - first, argv + first)) {
 		int fd = carry_monitor();
 
 		if (fd < 0)

@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <numaif.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,6 +342,97 @@ static void test_populate_tmpfs(void)
 	close(fd);
 }
 
+/*
+ * The carry state: a domain listed survives a save and a load; an empty
+ * state is no file; a bad version, an unknown section, a section that is
+ * not a UUID or an image outside the state directory is refused whole.
+ */
+static void test_carry_state(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemCarry) c = dmem_carry_load(t->cfg, &e);
+	g_autoptr(GPtrArray) doms = NULL;
+	g_autofree char *path = NULL, *img = NULL, *src = NULL;
+	static const char *const bad[] = {
+		"[liveupdate]\nversion=2\n",
+		"[liveupdate]\n",
+		"[liveupdate]\nversion=1\n[evil]\nx=1\n",
+		"[liveupdate]\nversion=1\n[domain ../../etc]\nname=x\n",
+		"[liveupdate]\nversion=1\n[domain 0B7C6D3E-5F1A-4E2B-9C8D-7A6B5C4D3E2F]\nname=x\n",
+		"[liveupdate]\nversion=1\n[domain 0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f]\nimage=/etc/shadow\n",
+		"not a key file",
+	};
+	const char *u = "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f";
+	struct stat st;
+
+	g_assert_no_error(e);
+	path = g_strdup(dmem_carry_path(c));
+	g_assert_false(dmem_carry_has(c, u));
+	g_assert_true(dmem_carry_save(c, &e));
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS)); /* nothing carried: no file */
+	img = dmem_carry_image(c, u);
+	dmem_carry_set(c, u, "name", "vm1");
+	dmem_carry_set(c, u, "image", img);
+	dmem_carry_set_mount(c, "/run/dmemfs/2M", "0x100000000", "tenant-a");
+	g_assert_true(dmem_carry_save(c, &e));
+	g_assert_no_error(e);
+	g_assert_cmpint(stat(path, &st), ==, 0);
+	g_assert_cmpint(st.st_mode & 0777, ==, 0600);
+	g_clear_pointer(&c, dmem_carry_free);
+	c = dmem_carry_load(t->cfg, &e);
+	g_assert_no_error(e);
+	doms = dmem_carry_domains(c);
+	g_assert_cmpuint(doms->len, ==, 1);
+	g_assert_cmpstr(g_ptr_array_index(doms, 0), ==, u);
+	g_assert_true(dmem_carry_lists(t->cfg, u));
+	g_assert_true(dmem_carry_mount(c, "/run/dmemfs/2M", &src));
+	g_assert_cmpstr(src, ==, "tenant-a");
+	g_assert_false(dmem_carry_mount(c, "/run/dmemfs/1G", NULL));
+	dmem_carry_remove(c, u);
+	g_assert_true(dmem_carry_save(c, &e));
+	g_assert_false(g_file_test(path, G_FILE_TEST_EXISTS));
+	g_assert_false(dmem_carry_lists(t->cfg, u));
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(DmemCarry) b = NULL;
+		g_autoptr(GError) be = NULL;
+
+		g_assert_true(g_file_set_contents(path, bad[i], -1, NULL));
+		b = dmem_carry_load(t->cfg, &be);
+		g_assert_null(b);
+		g_assert_nonnull(be);
+		g_assert_nonnull(strstr(be->message, "not a dmem-liveupdate state"));
+		g_assert_null(strchr(be->message, '\n'));
+		g_assert_false(dmem_carry_lists(t->cfg, u));
+	}
+	unlink(path);
+}
+
+/* The one QMP command for x-ignore-shared, as JSON QEMU takes it. */
+static void test_qmp_ignore_shared(void)
+{
+	for (int on = 0; on < 2; on++) {
+		g_autofree char *cmd = dmem_qmp_ignore_shared(on);
+		g_autoptr(JsonParser) p = json_parser_new();
+		g_autoptr(GError) e = NULL;
+		JsonObject *o, *cap;
+		JsonArray *caps;
+
+		g_assert_true(json_parser_load_from_data(p, cmd, -1, &e));
+		g_assert_no_error(e);
+		o = json_node_get_object(json_parser_get_root(p));
+		g_assert_cmpstr(json_object_get_string_member(o, "execute"), ==,
+				"migrate-set-capabilities");
+		caps = json_object_get_array_member(json_object_get_object_member(o, "arguments"),
+						    "capabilities");
+		g_assert_cmpuint(json_array_get_length(caps), ==, 1);
+		cap = json_array_get_object_element(caps, 0);
+		g_assert_cmpstr(json_object_get_string_member(cap, "capability"), ==,
+				"x-ignore-shared");
+		g_assert_cmpint(json_object_get_boolean_member(cap, "state"), ==, on);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -355,5 +448,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/file/create-0600-excl-nofollow", test_create_file);
 	g_test_add_func("/lib/file/remove-domain-dir", test_remove_domain_dir);
 	g_test_add_func("/lib/file/populate-tmpfs", test_populate_tmpfs);
+	g_test_add_func("/lib/carry/state", test_carry_state);
+	g_test_add_func("/lib/carry/qmp-ignore-shared", test_qmp_ignore_shared);
 	return g_test_run();
 }

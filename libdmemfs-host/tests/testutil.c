@@ -31,6 +31,7 @@ TestTree *test_tree_new(const char *qemu_binary)
 	g_string_append_printf(conf, "[qemu]\nbinary=%s\nuser=%s\ngroup=%s\n[sysfs]\nroot=%s\n",
 			       qemu_binary ? qemu_binary : "/usr/bin/qemu-system-x86_64", user,
 			       group, t->sysfs);
+	g_string_append_printf(conf, "[liveupdate]\nstate_dir=%s/state\n", t->dir);
 	t->conf = g_build_filename(t->dir, "dmemfs-host.conf", NULL);
 	g_file_set_contents(t->conf, conf->str, -1, &e);
 	g_assert_no_error(e);
@@ -161,4 +162,18 @@ int test_count_entries(const char *dir)
 		n++;
 	g_dir_close(d);
 	return n;
+}
+
+void test_tree_carry(TestTree *t, const char *uuid, gboolean on)
+{
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemCarry) c = dmem_carry_load(t->cfg, &e);
+
+	g_assert_no_error(e);
+	if (on)
+		dmem_carry_set(c, uuid, "name", "carried");
+	else
+		dmem_carry_remove(c, uuid);
+	g_assert_true(dmem_carry_save(c, &e));
+	g_assert_no_error(e);
 }

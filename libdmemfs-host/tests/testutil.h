@@ -19,6 +19,8 @@ void test_tree_free(TestTree *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TestTree, test_tree_free)
 /* <sysfs>/node<N>/{total,free,used}_bytes */
 void test_tree_set_node(TestTree *t, guint node, guint64 total, guint64 free_bytes);
+/* list (or, with !on, unlist) @uuid in the tree's dmem-liveupdate state */
+void test_tree_carry(TestTree *t, const char *uuid, gboolean on);
 /* node<N>/requested_bytes: what dmem= asked of the node */
 /* write node<node>/<name> (e.g. requested_bytes) */
 void test_tree_set_stat(TestTree *t, guint node, const char *name, guint64 val);

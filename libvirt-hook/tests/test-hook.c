@@ -723,6 +723,9 @@ static void test_carried_kept_and_reused(void)
 	g_assert_false(hook_carried(&env, p->uuid));
 	g_assert_cmpint(stat(f, &before), ==, 0);
 	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+	/* a mark the carry state does not list counts for nothing */
+	g_assert_false(hook_carried(&env, p->uuid));
+	test_tree_carry(t, p->uuid, TRUE);
 	g_assert_true(hook_carried(&env, p->uuid));
 	/* what main() does for release end and prepare begin of a carried domain */
 	g_assert_true(hook_reconnect(&env, p, &e));
@@ -730,7 +733,9 @@ static void test_carried_kept_and_reused(void)
 	g_assert_cmpint(stat(f, &after), ==, 0);
 	g_assert_cmpuint(before.st_ino, ==, after.st_ino);
 	g_assert_true(g_file_test(mark, G_FILE_TEST_IS_REGULAR));
-	/* the mark gone, the domain is an ordinary one again */
+	/* the state gone, the mark left behind: an ordinary domain again */
+	test_tree_carry(t, p->uuid, FALSE);
+	g_assert_false(hook_carried(&env, p->uuid));
 	g_assert_cmpint(unlink(mark), ==, 0);
 	g_assert_false(hook_carried(&env, p->uuid));
 	g_assert_true(hook_release(&env, p->uuid, &e));

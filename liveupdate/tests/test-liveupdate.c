@@ -43,9 +43,7 @@ static char *node_file(const TestTree *t, const char *domains)
 static int run(const TestTree *t, const char *node, const char *extra, char **out, char **err)
 {
 	g_autofree char *uri = g_strdup_printf("test://%s", node);
-	g_autofree char *save = g_build_filename(t->dir, "save", NULL);
-	const char *args[] = { "-c", uri, "--save-dir", save, "--kernel", "/dev/null", "--no-exec",
-			       extra, NULL };
+	const char *args[] = { "-c", uri, "--kernel", "/dev/null", "--no-exec", extra, NULL };
 	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
 
 	return test_run("dmem-liveupdate", args, env, NULL, out, err);
@@ -65,7 +63,7 @@ static void test_refusals(void)
 	g_autofree char *node = node_file(t, all);
 	g_autofree char *dir = g_build_filename(t->mounts[1], GOOD_UUID, NULL);
 	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
-	g_autofree char *save = g_build_filename(t->dir, "save", NULL);
+	g_autofree char *save = g_build_filename(t->dir, "state", NULL);
 	g_autofree char *out = NULL, *err = NULL;
 	g_auto(GStrv) lines = NULL;
 
@@ -80,7 +78,7 @@ static void test_refusals(void)
 	g_assert_true(g_str_has_prefix(lines[1], "dmem-liveupdate: domain vfio cannot be carried: "
 						 "1 host device(s)"));
 	g_assert_cmpstr(out, ==, "");
-	/* nothing touched: no save directory, no mark */
+	/* nothing touched: no state directory, no mark */
 	g_assert_false(g_file_test(save, G_FILE_TEST_EXISTS));
 	g_assert_cmpint(test_count_entries(dir), ==, 1);
 }
@@ -99,17 +97,102 @@ static void test_files_missing(void)
 	g_assert_null(strchr(g_strchomp(err), '\n'));
 }
 
+/* Nothing carried: --restore has nothing to do, and says so; bad usage is 2. */
 static void test_restore_nothing_and_usage(void)
 {
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autofree char *node = node_file(t, "");
 	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	g_autofree char *out3 = NULL, *err3 = NULL;
 
-	g_assert_cmpint(run(t, node, "--restore", &out, &err), ==, 1);
-	g_assert_nonnull(strstr(err, "liveupdate.state"));
-	g_assert_nonnull(strstr(err, "(nothing was carried)"));
+	g_assert_cmpint(run(t, node, "--restore", &out, &err), ==, 0);
+	g_assert_true(g_str_has_prefix(out, "nothing to restore"));
+	g_assert_cmpstr(err, ==, "");
 	g_assert_cmpint(run(t, node, "--bogus", &out2, &err2), ==, 2);
 	g_assert_true(g_str_has_prefix(err2, "dmem-liveupdate: "));
+	g_assert_cmpint(run(t, node, "--save-dir=/tmp", &out3, &err3), ==, 2);
+}
+
+static char *state_path(const TestTree *t)
+{
+	return g_build_filename(t->dir, "state", DMEM_CARRY_FILE, NULL);
+}
+
+/* A state that is not ours stops --restore, --abort and an update: one line. */
+static void test_bad_state_refused(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *node = node_file(t, "");
+	g_autofree char *state = state_path(t);
+	g_autofree char *sdir = g_path_get_dirname(state);
+	const char *modes[] = { "--restore", "--abort", NULL };
+
+	g_mkdir(sdir, 0700);
+	g_assert_true(g_file_set_contents(state, "[liveupdate]\nversion=7\n", -1, NULL));
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(run(t, node, modes[i], &out, &err), ==, 1);
+		g_assert_nonnull(strstr(err, "not a dmem-liveupdate state: version 7"));
+		g_assert_null(strchr(g_strchomp(err), '\n'));
+		g_assert_true(g_file_test(state, G_FILE_TEST_IS_REGULAR));
+	}
+}
+
+/*
+ * A state left by an update that did not finish: a new update refuses to
+ * start; --abort releases a carried domain that does not run (files,
+ * mark, image gone, its dmem back), leaves one that runs as it is, and
+ * leaves no state; then the update may go again.
+ */
+static void test_abort_releases(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *gone = "33333333-2222-3333-4444-555555555555";
+	g_autofree char *good = domain("good", GOOD_UUID, opted, "");
+	g_autofree char *node = node_file(t, good);
+	g_autofree char *dir = g_build_filename(t->mounts[1], gone, NULL);
+	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
+	g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
+	g_autofree char *gdir = g_build_filename(t->mounts[1], GOOD_UUID, NULL);
+	g_autofree char *gf = g_build_filename(gdir, "pc.ram", NULL);
+	g_autofree char *gmark = g_build_filename(gdir, DMEM_CARRIED_MARK, NULL);
+	g_autofree char *state = state_path(t);
+	g_autofree char *image = NULL;
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+	g_autofree char *out3 = NULL, *err3 = NULL;
+	g_autoptr(DmemCarry) c = NULL;
+	g_autoptr(GError) e = NULL;
+
+	g_mkdir(dir, 0710);
+	g_mkdir(gdir, 0710);
+	g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+	g_assert_true(g_file_set_contents(gf, "", 0, NULL));
+	g_assert_cmpint(truncate(gf, 1 << 30), ==, 0);
+	g_assert_true(g_file_set_contents(gmark, "", 0, NULL));
+	c = dmem_carry_load(t->cfg, &e);
+	g_assert_no_error(e);
+	dmem_carry_set(c, gone, "name", "gone");
+	dmem_carry_set(c, GOOD_UUID, "name", "good");
+	g_assert_true(dmem_carry_save(c, &e));
+	image = dmem_carry_image(c, gone);
+	g_assert_true(g_file_set_contents(image, "state", -1, NULL));
+
+	g_assert_cmpint(run(t, node, NULL, &out, &err), ==, 1);
+	g_assert_nonnull(strstr(err, "a previous update still carries 2 domain(s)"));
+	g_assert_cmpint(run(t, node, "--abort", &out2, &err2), ==, 0);
+	g_assert_cmpstr(err2, ==, "");
+	g_assert_nonnull(strstr(out2, "domain gone: released"));
+	g_assert_nonnull(strstr(out2, "domain good: running: left as it is"));
+	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(image, G_FILE_TEST_EXISTS));
+	g_assert_true(g_file_test(gf, G_FILE_TEST_IS_REGULAR));
+	g_assert_false(g_file_test(gmark, G_FILE_TEST_EXISTS));
+	g_assert_false(g_file_test(state, G_FILE_TEST_EXISTS));
+	/* nothing left to carry: --abort again is a no-op */
+	g_assert_cmpint(run(t, node, "--abort", &out3, &err3), ==, 0);
+	g_assert_cmpstr(out3, ==, "");
 }
 
 int main(int argc, char **argv)
@@ -119,5 +202,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/liveupdate/refusals-one-line-each-nothing-touched", test_refusals);
 	g_test_add_func("/liveupdate/files-missing", test_files_missing);
 	g_test_add_func("/liveupdate/restore-nothing-and-usage", test_restore_nothing_and_usage);
+	g_test_add_func("/liveupdate/bad-state-refused", test_bad_state_refused);
+	g_test_add_func("/liveupdate/abort-releases", test_abort_releases);
 	return g_test_run();
 }
