@@ -33,11 +33,12 @@
  *                                       files of one name, with a dpage
  *                                       each: PFN and PFN2).  Prints the
  *                                       dmemfs_recover= token ADDR:KEY.
- *   dmem_pattern forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE
+ *   dmem_pattern forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE [POLICY]
  *                                       a good table that says it is at
  *                                       ADDR in every 4 KiB page of FILE
  *                                       (a tenant does not know which of
- *                                       its pages is where)
+ *                                       its pages is where), the mapping
+ *                                       mbound to POLICY first
  *
  * The pattern: words 0 and 256 of page i are SEED * 2^32 + i and its
  * complement; cheap enough to write to GiBs under TCG, and a page of
@@ -309,7 +310,7 @@ static int forge(const char *path, int argc, char **argv)
 }
 
 /*
- * forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE: the table that names
+ * forge-at FILE ADDR SHIFT PFN COUNT KEY SOURCE [POLICY]: the table that names
  * itself at ADDR in every 4 KiB page of FILE; what a tenant without
  * FIEMAP's addresses does to the pages it was given.
  */
@@ -319,10 +320,17 @@ static int forge_at(const char *path, int argc, char **argv)
 	const uint8_t *key;
 	size_t len;
 
-	if (argc != 6)
+	if (argc != 6 && argc != 7)
 		return 2;
 	key = parse_key(argv[4], keybuf);
 	p = (uint8_t *)map(path, &len);
+	if (argc == 7) {
+		unsigned long mask;
+		int mode = parse_policy(argv[6], &mask);
+
+		if (syscall(SYS_mbind, p, len, mode, mask ? &mask : NULL, mask ? 64 : 0, 0))
+			die("mbind");
+	}
 	for (size_t off = 0; off + PAGE <= len; off += PAGE)
 		forge_page(p + off, strtoull(argv[0], NULL, 0), strtoul(argv[1], NULL, 0),
 			   strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), "good",

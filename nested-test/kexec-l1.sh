@@ -9,14 +9,18 @@
 #            must go).  The attack of a tenant (uid 1000) on an instance
 #            "tenant": root persists it and keeps ADDR:KEY for the kexec;
 #            the tenant reads the address in /proc/mounts, drops the
-#            table with a touch, grows a file and writes a table that
-#            names itself at ADDR, with a valid MAC under a key of its
-#            own, into every page of it, naming the dpages of a victim's
-#            file on an instance that is not persisted.  kexec into the
+#            table with a touch and grows a file on the table's node:
+#            it must not be given the table's page.  Then the instance
+#            goes (its pages with it) while the kexec naming its table
+#            stays loaded; on a new instance the tenant is given the page
+#            and writes a table that names itself at ADDR, with a valid
+#            MAC under a key of its own, into every page of a file,
+#            naming the dpages of a victim's file on an instance that is
+#            not persisted.  kexec into the
 #            same bzImage, with fixed dmem= ranges (from sysfs) and
 #            dmemfs_recover= naming the four tables with their keys
 #   stage 2  the 2M and 1G tables are kept, the stale 4K one and the
-#            tenant's are refused, no mount gets the victim's data, and
+#            tenant's (its MAC) are refused, no mount gets the victim's data, and
 #            the keys are gone from /proc/cmdline; a 2M mount of another
 #            source does not get the 2M table; mount -o recover gives
 #            back every file, name, owner, mode, size, policy and dpage
@@ -44,7 +48,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=nested-test/l1-common.sh
 . "$here/l1-common.sh"
 result_area kexec
-checks="stage1-files persist-2M persist-1G persist-stale-dropped attack-setup attack-page-held kexec-1
+checks="stage1-files persist-2M persist-1G persist-stale-dropped attack-page-held attack-setup kexec-1
 	tables-kept stale-refused attack-refused attack-no-victim-data keys-scrubbed ranges-same
 	wrong-source-refused recover-2M recover-1G recover-none-refused
 	tree pattern-2M pattern-sparse pattern-1G policies pool-is-files
@@ -84,6 +88,26 @@ forger_key() {
 	if [ -e "$TABLES" ]; then od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; else echo crc; fi
 }
 as_tenant() { setpriv --reuid=1000 --regid=1000 --clear-groups -- "$@"; }
+# node_of ADDR: the node whose dmem range holds physical address ADDR
+node_of() {
+	local n b sz _f
+	if [ -r /sys/kernel/mm/dmem/ranges ]; then
+		while read -r n b sz; do
+			[ $(($1)) -ge $((b)) ] && [ $(($1)) -lt $((b + sz)) ] && echo "$n"
+		done < /sys/kernel/mm/dmem/ranges
+	else
+		tail -n +2 /sys/kernel/debug/dmem/regions | while read -r n b sz _f; do
+			[ $(($1 / 4096)) -ge $((b)) ] && [ $(($1 / 4096)) -lt $((b + sz)) ] && echo "$n"
+		done
+	fi
+}
+# page_index FILE ADDR PAGES: the index of FILE's 4 KiB page at ADDR, if any
+page_index() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		[ "$(($("$PAT" phys "$1" $((i * 4096)))))" -eq "$(($2))" ] && echo "$i" && return
+	done
+}
 # the dmem ranges of this boot: "BASE_PFN NR_PAGES" in decimal, lowest
 # first (root's sysfs file; debugfs on the series before it)
 regions() {
@@ -170,20 +194,31 @@ case $stage in
 		as_tenant truncate -s 4K "$K/tenant/t/own" && as_tenant "$tpat" touch "$K/tenant/t/own" 0x71 0 &&
 		mount -o remount,persist "$K/tenant"
 	ta=$(token "$(persisted tenant tenant)")
-	# the tenant: the address is public; a touch drops the table; a file
-	# of 256 pages; a forged table (valid MAC under its own key, or valid
-	# CRC on the series before keys) naming 8 of the victim's dpages,
-	# written into every page, as the tenant cannot see addresses
+	# the tenant: the address is public (/proc/mounts), its node too
+	# (the dmem ranges per node are in /proc/cmdline and sysfs)
 	addr=$(as_tenant sed -n "s|^tenant $K/tenant dmemfs .*persisted=\(0x[0-9a-f]*\).*|\1|p" /proc/mounts)
-	out=$(as_tenant touch "$K/tenant/t/own" && as_tenant truncate -s 1M "$K/tenant/t/grab" &&
-		as_tenant "$tpat" forge-at "$K/tenant/t/grab" "$addr" 21 "$vpfn" 8 "$(forger_key)" tenant 2>&1)
-	check attack-setup "victim pfn $vpfn, table '$ta', tenant read '$addr': $out" \
-		eval '[ "$vpfn" -gt 0 ] && [ -n "$ta" ] && [ "${ta%%:*}" = "$addr" ] && [ "$out" = "256 pages" ]'
-	got=
-	for i in $(seq 0 255); do
-		[ "$(("$($PAT phys "$K/tenant/t/grab" $((i * 4096)))"))" -eq "$((addr))" ] && got=$i
-	done
-	check attack-page-held "the tenant's page $got is the dropped table's page $addr" [ -z "$got" ]
+	tnode=$(node_of "$addr")
+	# 1. a touch drops the table; once its page is zeroed, a file of 1024
+	# pages on that node: does the tenant get the page?
+	as_tenant touch "$K/tenant/t/own"
+	sleep 2
+	out=$(as_tenant truncate -s 4M "$K/tenant/t/grab" &&
+		as_tenant "$tpat" forge-at "$K/tenant/t/grab" "$addr" 21 "$vpfn" 8 "$(forger_key)" tenant "bind:$tnode" 2>&1)
+	got=$(page_index "$K/tenant/t/grab" "$addr" 1024)
+	check attack-page-held "tenant: $out; its page ${got:-none} is the dropped table's page $addr" [ -z "$got" ]
+	# 2. the instance goes (its pages with it) while the kexec that names
+	# its table stays loaded; the tenant, on a new instance, is given the
+	# page and writes a table there (valid MAC under a key of its own, or
+	# valid CRC on the series before keys) naming 8 of the victim's
+	# dpages, into every page, as it cannot see addresses
+	umount "$K/tenant" && mount -t dmemfs -o pagesize=4K tenant "$K/tenant" &&
+		install -d -o 1000 -g 1000 "$K/tenant/t"
+	sleep 2
+	out=$(as_tenant truncate -s 4M "$K/tenant/t/grab" &&
+		as_tenant "$tpat" forge-at "$K/tenant/t/grab" "$addr" 21 "$vpfn" 8 "$(forger_key)" tenant "bind:$tnode" 2>&1)
+	got=$(page_index "$K/tenant/t/grab" "$addr" 1024)
+	check attack-setup "victim pfn $vpfn, table '$ta' on node $tnode, tenant read '$addr', wrote: $out, its page ${got:-none} is the table's (else nothing is tested)" \
+		eval '[ "$vpfn" -gt 0 ] && [ -n "$ta" ] && [ "${ta%%:*}" = "$addr" ] && [ "$out" = "1024 pages" ] && [ -n "$got" ]'
 	echo "pool before kexec: used $(pool_sum used) free $(pool_sum free)"
 	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0},${ta:-0}"
 	why="kexec failed"
@@ -200,7 +235,7 @@ case $stage in
 	read -r _ _ _ ta <<< "$t"
 	ta=${ta%%:*}
 	said=$(dmesg | grep -m1 "dmemfs_recover=$ta: ")
-	check attack-refused "the tenant's table at $ta: '$said'" eval '[[ "$said" == *"table refused"* ]]'
+	check attack-refused "the tenant's table at $ta: '$said'" eval '[[ "$said" == *"table refused (not authenticated"* ]]'
 	# whatever a 4K mount of the tenant's source recovers, none of it is
 	# the victim's
 	hits=0
