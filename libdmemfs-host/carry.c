@@ -213,17 +213,15 @@ gboolean dmem_carry_save(const DmemCarry *c, GError **error)
 	}
 	text = g_key_file_to_data(c->kf, &len, NULL);
 	/* a temporary file renamed over the state: never half a state */
-	return g_file_set_contents_full(c->path, text, len,
-					G_FILE_SET_CONTENTS_CONSISTENT |
-						G_FILE_SET_CONTENTS_ONLY_EXISTING,
-					0600, error);
+	return g_file_set_contents_full(c->path, text, len, G_FILE_SET_CONTENTS_CONSISTENT, 0600,
+					error);
 }
 
-gboolean dmem_carry_lists(const DmemConfig *cfg, const char *uuid)
+int dmem_carry_lists(const DmemConfig *cfg, const char *uuid)
 {
 	g_autoptr(DmemCarry) c = dmem_carry_load(cfg, NULL);
 
-	return c && dmem_carry_has(c, uuid);
+	return c ? dmem_carry_has(c, uuid) : -1;
 }
 
 char *dmem_qmp_ignore_shared(gboolean on)

@@ -201,13 +201,26 @@ fail:
 	return FALSE;
 }
 
-gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid)
+gboolean dmem_domain_marked(int mountfd, const char *uuid)
 {
 	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
 	struct stat st;
 
 	return fstatat(mountfd, mark, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == 0 && dmem_carry_lists(cfg, uuid);
+	       st.st_uid == 0;
+}
+
+gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid)
+{
+	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
+	int listed;
+
+	if (!dmem_domain_marked(mountfd, uuid))
+		return FALSE;
+	listed = dmem_carry_lists(cfg, uuid);
+	if (listed == 0)
+		unlinkat(mountfd, mark, 0); /* stale: the wrapper must not see it either */
+	return listed != 0;
 }
 
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)

@@ -157,7 +157,14 @@ gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
  * starts with a dot, so no backend file has this name.
  */
 #define DMEM_CARRIED_MARK ".carried"
-/* the mark is in mountfd/uuid and the carry state lists the domain */
+/* the mark is in mountfd/uuid (what the wrapper, as the qemu user, can see) */
+gboolean dmem_domain_marked(int mountfd, const char *uuid);
+/*
+ * For the hook, as root: the mark is there and the carry state lists the
+ * domain.  A mark the state does not list is stale and removed; a state
+ * that cannot be read keeps a marked domain carried (its files stay, the
+ * guest's memory is not thrown away over a broken state file).
+ */
 gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid);
 
 /* ---- the state of a host kernel update (carry.c) ----------------------- */
@@ -184,8 +191,8 @@ void dmem_carry_set_mount(DmemCarry *c, const char *mount, const char *addr, con
 gboolean dmem_carry_mount(const DmemCarry *c, const char *mount, char **source);
 /* write it (0600, atomically); a state that lists no domain is removed */
 gboolean dmem_carry_save(const DmemCarry *c, GError **error);
-/* whether the state on disk lists @uuid (FALSE when it cannot be read) */
-gboolean dmem_carry_lists(const DmemConfig *cfg, const char *uuid);
+/* whether the state on disk lists @uuid: 1, 0, or -1 when it cannot be read */
+int dmem_carry_lists(const DmemConfig *cfg, const char *uuid);
 /* the QMP command that turns QEMU's x-ignore-shared capability on or off */
 char *dmem_qmp_ignore_shared(gboolean on);
 

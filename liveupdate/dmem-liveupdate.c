@@ -40,6 +40,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -86,6 +87,32 @@ static const char *virt_error(void)
 	const virError *e = virGetLastError();
 
 	return e && e->message ? e->message : "libvirt error";
+}
+
+/*
+ * One dmem-liveupdate at a time on a host: two updates, or a restore and
+ * an abort, would each rewrite the state under the other.  The lock is
+ * held until exit (a kexec ends it too).
+ */
+static gboolean lock_state(GError **error)
+{
+	const char *path = g_file_test("/run/lock", G_FILE_TEST_IS_DIR) ?
+				   "/run/lock/dmem-liveupdate.lock" :
+				   "/run/dmem-liveupdate.lock";
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+	if (fd < 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", path,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "%s: another dmem-liveupdate is running", path);
+		close(fd);
+		return FALSE;
+	}
+	return TRUE; /* fd stays open: the lock lives as long as we do */
 }
 
 static gint64 now_ms(void)
@@ -362,8 +389,14 @@ static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms
 		}
 		if (c->saved)
 			unlink(c->save);
-		if (!c->saved && c->uuid)
-			ignore_shared(c->dom, FALSE);
+		/*
+		 * Saved or not, QEMU has x-ignore-shared on (a restore of a
+		 * marked domain starts with it): off, or a later save or
+		 * migration would leave the guest's RAM out.
+		 */
+		if (c->uuid && ignore_shared(c->dom, FALSE) < 0)
+			say_error("domain %s: x-ignore-shared stays on (%s): do not virsh save it",
+				  c->name, virt_error());
 		if (c->uuid) {
 			mark(cfg, c->uuid, FALSE, NULL);
 			dmem_carry_remove(state, c->uuid);
@@ -701,15 +734,20 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 	return failed ? 1 : 0;
 }
 
-/* Whether the domain @uuid is running. */
-static gboolean running(virConnectPtr conn, const char *uuid)
+/* Whether the domain @uuid runs: 1, 0 (stopped or not defined), -1 unknown. */
+static int running(virConnectPtr conn, const char *uuid)
 {
 	virDomainPtr dom = virDomainLookupByUUIDString(conn, uuid);
-	gboolean on = dom && virDomainIsActive(dom) == 1;
+	const virError *err;
+	int on;
 
-	if (dom)
-		virDomainFree(dom);
-	return on;
+	if (!dom) {
+		err = virGetLastError();
+		return err && err->code == VIR_ERR_NO_DOMAIN ? 0 : -1;
+	}
+	on = virDomainIsActive(dom);
+	virDomainFree(dom);
+	return on < 0 ? -1 : on;
 }
 
 /*
@@ -737,15 +775,21 @@ static int cmd_abort(const DmemConfig *cfg, virConnectPtr conn)
 		const char *uuid = g_ptr_array_index(uuids, i);
 		g_autofree char *name = dmem_carry_get(state, uuid, "name");
 		g_autofree char *image = dmem_carry_image(state, uuid);
-		gboolean on = running(conn, uuid);
+		int on = running(conn, uuid);
 
-		mark(cfg, uuid, FALSE, NULL);
+		if (on < 0) {
+			say_error("domain %s: is it running? %s; left as it is", name ? name : uuid,
+				  virt_error());
+			failed++;
+			continue;
+		}
 		if (!on && !hook_release(&env, uuid, &e)) {
 			say_error("domain %s: %s", name ? name : uuid, e->message);
 			g_clear_error(&e);
 			failed++;
 			continue;
 		}
+		mark(cfg, uuid, FALSE, NULL);
 		unlink(image);
 		dmem_carry_remove(state, uuid);
 		printf("domain %s: %s\n", name ? name : uuid,
@@ -814,6 +858,10 @@ int main(int argc, char **argv)
 	}
 	if (!g_getenv("LIBVIRT_LOG_OUTPUTS"))
 		g_setenv("LIBVIRT_LOG_OUTPUTS", "1:file:/dev/null", TRUE);
+	if (!lock_state(&e)) {
+		say_error("%s", e->message);
+		return 1;
+	}
 	virSetErrorFunc(NULL, quiet);
 	conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
 	if (!conn) {

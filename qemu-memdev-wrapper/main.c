@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
-	if (!ctx.dry_run && wrap_carry_incoming(cfg, &res, argc - first, argv + first)) {
+	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
 		int fd = carry_monitor();
 
 		if (fd < 0)

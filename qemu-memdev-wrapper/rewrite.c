@@ -447,8 +447,7 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 	return TRUE;
 }
 
-gboolean wrap_carry_incoming(const DmemConfig *cfg, const WrapResult *r, int nargs,
-			     char *const *args)
+gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args)
 {
 	g_autofree char *dir = NULL, *mount = NULL, *uuid = NULL;
 	gboolean incoming = FALSE;
@@ -467,7 +466,8 @@ gboolean wrap_carry_incoming(const DmemConfig *cfg, const WrapResult *r, int nar
 	fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return FALSE;
-	incoming = dmem_domain_carried(cfg, fd, uuid);
+	/* the hook, as root, removed a mark the carry state does not list */
+	incoming = dmem_domain_marked(fd, uuid);
 	close(fd);
 	return incoming;
 }

@@ -37,8 +37,7 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
  * the other before libvirt's monitor is even connected.
  */
 #define WRAP_CARRY_MONITOR "dmemfs-carry"
-gboolean wrap_carry_incoming(const DmemConfig *cfg, const WrapResult *r, int nargs,
-			     char *const *args);
+gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args);
 void wrap_add_monitor(WrapResult *r, int fd);
 void wrap_result_clear(WrapResult *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
