@@ -1524,9 +1524,26 @@ static pid_t start_hog(struct hogs *h, int cpu)
 	_exit(0);
 }
 
+#define PREEMPT_MODE "/sys/kernel/debug/sched/preempt"
+
+/* The preemption mode in force ("none (voluntary) full" names it), or "". */
+static void preempt_mode(char *mode, size_t size)
+{
+	char buf[128] = "", *a, *b;
+	ssize_t n = read_file(PREEMPT_MODE, buf, sizeof(buf));
+
+	*mode = 0;
+	a = n > 0 ? strchr(buf, '(') : NULL;
+	b = a ? strchr(a, ')') : NULL;
+	if (b)
+		snprintf(mode, size, "%.*s", (int)(b - a - 1), a + 1);
+}
+
 /*
  * An allocation never waits for a zeroer.  Real-time threads on every CPU
- * of node 0, with RT throttling off as RT hosts run, starve node 0's
+ * of node 0, with RT throttling off and full preemption as RT hosts run
+ * (preempt=full; the zeroer is then preempted inside a batch, not only
+ * between batches), starve node 0's
  * zeroer (nice 19) in the middle of a dirty pool; node 0 is then filled
  * from a CPU of node 1, which needs the pages of the batch the zeroer
  * holds.  The fill must complete while the threads still run (before the
@@ -1536,7 +1553,7 @@ static pid_t start_hog(struct hogs *h, int cpu)
 TEST_F_TIMEOUT(zeroing, alloc_never_waits_for_starved_zeroer, 300)
 {
 	const size_t dirty_len = 512UL << 20;
-	char rt_saved[32] = "950000\n";
+	char rt_saved[32] = "950000\n", preempt_saved[32], preempt_now[32];
 	struct dstats now;
 	cpu_set_t n0, n1;
 	struct hogs *h;
@@ -1569,6 +1586,10 @@ TEST_F_TIMEOUT(zeroing, alloc_never_waits_for_starved_zeroer, 300)
 	n = read(rt_fd, rt_saved, sizeof(rt_saved) - 1);
 	rt_saved[n > 0 ? n : 0] = 0;
 	ASSERT_EQ(3, pwrite(rt_fd, "-1\n", 3, 0)) TH_LOG("RT throttling off: %s", strerror(errno));
+	preempt_mode(preempt_saved, sizeof(preempt_saved));
+	if (*preempt_saved)
+		write_file(PREEMPT_MODE, "full");
+	preempt_mode(preempt_now, sizeof(preempt_now));
 
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		if (CPU_ISSET(cpu, &n0))
@@ -1592,9 +1613,12 @@ TEST_F_TIMEOUT(zeroing, alloc_never_waits_for_starved_zeroer, 300)
 	if (pwrite(rt_fd, rt_saved, strlen(rt_saved), 0) < 0)
 		TH_LOG("RT throttling not restored to %s: %s", rt_saved, strerror(errno));
 	close(rt_fd);
+	if (*preempt_saved)
+		write_file(PREEMPT_MODE, preempt_saved);
 
-	TH_LOG("%d hog(s) on node 0; %lu dirty bytes on node 0 under them; filled %lu bytes",
-	       nhog, dirty, fill_len);
+	TH_LOG("%d hog(s) on node 0, preemption '%s'; %lu dirty bytes on node 0 under them; "
+	       "filled %lu bytes",
+	       nhog, preempt_now, dirty, fill_len);
 	ASSERT_LT(0, dirty) TH_LOG("the zeroer was done before the hogs ran: nothing was tested");
 	ASSERT_EQ(0, i) TH_LOG("fallocate of node 0's %lu free bytes: %s", fill_len, strerror(errno));
 	EXPECT_EQ(0, n) TH_LOG("the fill finished only after the real-time threads gave node 0 "
