@@ -120,6 +120,17 @@ static gint64 now_ms(void)
 	return g_get_real_time() / 1000;
 }
 
+/* The carry state, or NULL after one line saying why it cannot be used. */
+static DmemCarry *load_state(const DmemConfig *cfg)
+{
+	g_autoptr(GError) e = NULL;
+	DmemCarry *state = dmem_carry_load(cfg, &e);
+
+	if (!state)
+		say_error("%s", e->message);
+	return state;
+}
+
 /* Why @xml's domain cannot be carried over a kexec, or NULL. */
 static char *refusal(const char *xml, DomainPlan **planp)
 {
@@ -427,11 +438,9 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	int n, refused = 0;
 
 	/* ---- 1. everything is checked before anything is touched */
-	state = dmem_carry_load(cfg, &e);
-	if (!state) {
-		say_error("%s", e->message);
+	state = load_state(cfg);
+	if (!state)
 		return 1;
-	}
 	pending = dmem_carry_domains(state);
 	if (pending->len) {
 		say_error("%s: a previous update still carries %u domain(s): --restore or --abort "
@@ -654,15 +663,12 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 {
 	g_autoptr(GPtrArray) jobs = NULL, uuids = NULL;
 	g_autoptr(DmemCarry) state = NULL;
-	g_autoptr(GError) e = NULL;
 	GMutex lock;
 	int failed = 0;
 
-	state = dmem_carry_load(cfg, &e);
-	if (!state) {
-		say_error("%s", e->message);
+	state = load_state(cfg);
+	if (!state)
 		return 1;
-	}
 	uuids = dmem_carry_domains(state);
 	if (!uuids->len) {
 		printf("nothing to restore (%s lists no domain)\n", dmem_carry_path(state));
@@ -765,11 +771,9 @@ static int cmd_abort(const DmemConfig *cfg, virConnectPtr conn)
 	HookEnv env = { .cfg = cfg };
 	int failed = 0;
 
-	state = dmem_carry_load(cfg, &e);
-	if (!state) {
-		say_error("%s", e->message);
+	state = load_state(cfg);
+	if (!state)
 		return 1;
-	}
 	uuids = dmem_carry_domains(state);
 	for (guint i = 0; i < uuids->len; i++) {
 		const char *uuid = g_ptr_array_index(uuids, i);
