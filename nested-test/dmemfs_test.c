@@ -419,6 +419,76 @@ TEST(remount_bad_options)
 	EXPECT_EQ(NULL, why) TH_LOG("kernel log: %s", why);
 }
 
+struct charger {
+	int fd;
+	volatile int stop;
+	long ok;
+};
+
+/* fallocate() one 4 KiB page after another until told to stop */
+static void *charge_pages(void *arg)
+{
+	struct charger *c = arg;
+	off_t off = 0;
+
+	while (!c->stop) {
+		if (!fallocate(c->fd, 0, off, SZ_4K)) {
+			off += SZ_4K;
+			c->ok++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * remount size= against faults that charge the mount at the same time: a
+ * remount that succeeds leaves the files at or below its limit, also when
+ * a dpage was being charged while it checked (before the fix a charge
+ * that had read the old limit could land after the check).  A thread
+ * fallocates 4 KiB pages one after another; the test sets the limit just
+ * above what the files hold, again and again, and each time, once the
+ * thread can only hit the limit, the files must not hold more.
+ */
+TEST(remount_size_races_charges)
+{
+	char dir[] = "/tmp/dmemfs-race.XXXXXX", opts[64], path[96];
+	struct charger c = { 0 };
+	uint64_t limit = 0, over = 0, refused = 0;
+	struct statfs st;
+	pthread_t th;
+	time_t end;
+	int i;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, "pagesize=4K,size=64M"));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	c.fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, c.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, charge_pages, &c));
+	/* 20 s at most: the harness gives a global test 30 */
+	end = time(NULL) + 20;
+	for (i = 0; i < 2000 && !over && time(NULL) < end; i++) {
+		ASSERT_EQ(0, statfs(dir, &st));
+		limit = (st.f_blocks - st.f_bfree) * st.f_bsize + 2 * SZ_4K;
+		snprintf(opts, sizeof(opts), "size=%lu", limit);
+		if (mount("none", dir, NULL, MS_REMOUNT, opts)) {
+			refused++;	/* the files grew past it first: fine */
+			continue;
+		}
+		usleep(2000);		/* the thread reaches the limit */
+		ASSERT_EQ(0, statfs(dir, &st));
+		if ((st.f_blocks - st.f_bfree) * st.f_bsize > limit)
+			over = (st.f_blocks - st.f_bfree) * st.f_bsize - limit;
+	}
+	c.stop = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%d remounts (%lu refused), %ld pages charged", i, refused, c.ok);
+	EXPECT_EQ(0, over) TH_LOG("the files hold %lu bytes more than size=%lu", over, limit);
+	close(c.fd);
+	umount(dir);
+	rmdir(dir);
+}
+
 /* -------------------------------------------------------------------- */
 /* Per page size                                                         */
 /* -------------------------------------------------------------------- */
@@ -1638,6 +1708,130 @@ TEST_F_TIMEOUT(zeroing, alloc_never_waits_for_starved_zeroer, 300)
 }
 
 /* A write of something that is not a boolean changes nothing. */
+/*
+ * Suspend and hibernation through pm_test=freezer: the kernel freezes
+ * every task, waits, and thaws them, without suspending anything.
+ */
+#define PM_STATE	"/sys/power/state"
+#define PM_TEST		"/sys/power/pm_test"
+#define PM_FREEZE_MS	"/sys/power/pm_freeze_timeout"
+
+/* Write @state to /sys/power/state under pm_test=freezer: 0 or -errno. */
+static int pm_freezer_test(const char *state)
+{
+	int err;
+
+	if (write_file(PM_TEST, "freezer"))
+		return -ENOTSUP;
+	err = write_file(PM_STATE, state);
+	write_file(PM_TEST, "none");
+	return err;
+}
+
+/* Every node's free dmem allocated, written and freed: a dirty pool. */
+static void dirty_pool(struct __test_metadata *_metadata, const char *dir)
+{
+	struct dstats now;
+	uint64_t len = 0;
+	int fd, n;
+	void *p;
+
+	ASSERT_EQ(0, read_stats(&now));
+	for (n = 0; n < now.nr; n++)
+		len += now.free[n] & ~(SZ_2M - 1);
+	fd = open_file(_metadata, dir, "pool", len);
+	p = map_fd(_metadata, fd, len);
+	memset(p, 0x5a, len);
+	ASSERT_EQ(0, munmap(p, len));
+	close(fd);
+	unlink_in(_metadata, dir, "pool");
+}
+
+/*
+ * A zeroer with the whole pool to clear still freezes: between batches.
+ * The freeze timeout is cut to 1 s, far less than clearing the pool
+ * takes (before the fix the zeroer froze only once the pool was clean,
+ * and the freeze failed with EBUSY).
+ */
+TEST_F_TIMEOUT(zeroing, suspend_freezes_busy_zeroer, 300)
+{
+	char saved[32] = "20000\n";
+	uint64_t before, after;
+	int err, fd;
+	ssize_t n;
+
+	ASSERT_EQ(0, access(PM_TEST, W_OK)) TH_LOG("no %s (CONFIG_PM_DEBUG)", PM_TEST);
+	ASSERT_EQ(0, write_str(ZEROING, "0"));
+	dirty_pool(_metadata, self->dir);
+	fd = open(PM_FREEZE_MS, O_RDWR);
+	ASSERT_LE(0, fd);
+	n = read(fd, saved, sizeof(saved) - 1);
+	saved[n > 0 ? n : 0] = 0;
+	ASSERT_EQ(5, pwrite(fd, "1000\n", 5, 0));
+	ASSERT_EQ(0, write_str(ZEROING, "1"));
+	usleep(200000);				/* the zeroers are at it */
+	before = wait_clean(0);
+	err = pm_freezer_test("freeze");
+	after = wait_clean(0);
+	EXPECT_LT(0, pwrite(fd, saved, strlen(saved), 0));
+	close(fd);
+	TH_LOG("dirty before the freeze %lu MiB, after the thaw %lu MiB", before >> 20, after >> 20);
+	EXPECT_EQ(0, err) TH_LOG("freeze with a busy zeroer: %s", strerror(-err));
+	EXPECT_NE(0, after) TH_LOG("the zeroers were done before the freeze: not the case");
+	EXPECT_EQ(0, wait_clean(240)) TH_LOG("the zeroers did not finish after the thaw");
+	expect_baseline(_metadata, &self->base, "after the freeze");
+}
+
+/*
+ * Hibernation: the image holds no dmem, so it is refused while a dpage is
+ * allocated, with a message; and after it every free page is dirty again,
+ * for the zeroers to clear once more.
+ */
+TEST_F_TIMEOUT(zeroing, hibernation_refused_and_redirties, 300)
+{
+	char state[256] = "";
+	struct dstats now;
+	int fd, kmsg, err, n;
+	char *line;
+	void *p;
+	const char *const refused[] = { "hibernation refused", NULL };
+
+	ASSERT_EQ(0, access(PM_TEST, W_OK)) TH_LOG("no %s (CONFIG_PM_DEBUG)", PM_TEST);
+	fd = open(PM_STATE, O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, state, sizeof(state) - 1);
+	close(fd);
+	ASSERT_NE(NULL, strstr(n > 0 ? state : "", "disk")) TH_LOG("no hibernation: '%s'", state);
+
+	fd = open_file(_metadata, self->dir, "held", SZ_2M);
+	p = map_fd(_metadata, fd, SZ_2M);
+	memset(p, 1, SZ_2M);
+	kmsg = kmsg_open();
+	err = pm_freezer_test("disk");
+	line = kmsg_scan(kmsg, refused);
+	EXPECT_EQ(-EBUSY, err) TH_LOG("hibernation with 2 MiB of dmem in use: %s", strerror(-err));
+	EXPECT_NE(NULL, line) TH_LOG("no message");
+	if (line)
+		TH_LOG("%s", line);
+	free(line);
+	munmap(p, SZ_2M);
+	close(fd);
+	unlink_in(_metadata, self->dir, "held");
+
+	/* nothing in use: it goes through, and the pool is dirty after it */
+	ASSERT_EQ(0, wait_clean(120));
+	ASSERT_EQ(0, write_str(ZEROING, "0"));
+	err = pm_freezer_test("disk");
+	EXPECT_EQ(0, err) TH_LOG("hibernation with no dmem in use: %s", strerror(-err));
+	ASSERT_EQ(0, read_stats(&now));
+	for (n = 0; n < now.nr; n++)
+		EXPECT_EQ(0, dmem_node_bytes(n, "zeroed"))
+			TH_LOG("node%d: %lu bytes still called zeroed", n, dmem_node_bytes(n, "zeroed"));
+	ASSERT_EQ(0, write_str(ZEROING, "1"));
+	EXPECT_EQ(0, wait_clean(240));
+	expect_baseline(_metadata, &self->base, "after hibernation");
+}
+
 TEST_F(zeroing, knob_refuses_junk)
 {
 	uint64_t on = 0;

@@ -50,35 +50,11 @@
 
 #include "kselftest_harness.h"
 #include "test_util.h"
+#include "memory_error.h"
 
-#define SZ_4K		4096UL
-#define SZ_2M		(2UL << 20)
-#define SZ_1G		(1UL << 30)
 #define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
 #define POISONED	"/sys/kernel/debug/dmem/poisoned"
-#define MPOL_BIND	2
 #define MAGIC		0x6477706f69736f6eULL
-
-static int bind_to(int node)
-{
-	unsigned long mask = 1UL << node;
-
-	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, sizeof(mask) * 8);
-}
-
-/* Physical address behind file offset @off, from FIEMAP; 0 if none. */
-static uint64_t phys_of(int fd, uint64_t off)
-{
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[1];
-	} q = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
-
-	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1 ||
-	    q.fe[0].fe_flags & FIEMAP_EXTENT_UNKNOWN)
-		return 0;
-	return q.fe[0].fe_physical + (off - q.fe[0].fe_logical);
-}
 
 /* Whether any extent of @fd covers @pfn; -1 on error. */
 static __attribute__((noinline)) int covers_pfn(int fd, uint64_t pfn, uint64_t *extents)
@@ -162,66 +138,12 @@ static int listed_poisoned(uint64_t pfn)
 	return found;
 }
 
-/* What the last SIGBUS said; AR jumps back, AO returns. */
-static sigjmp_buf bus_env;
-static volatile sig_atomic_t bus_count, bus_code, bus_lsb;
-static void *volatile bus_addr;
-
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)uc;
-	bus_count++;
-	bus_code = si->si_code;
-	bus_addr = si->si_addr;
-	bus_lsb = si->si_addr_lsb;
-	if (si->si_code != BUS_MCEERR_AO)
-		siglongjmp(bus_env, 1);
-}
-
-/* Read *@addr; -1 if that raised a SIGBUS that jumped back. */
-static __attribute__((noinline)) int read_or_sigbus(volatile uint64_t *addr, uint64_t *val)
-{
-	bus_count = 0;
-	if (sigsetjmp(bus_env, 1))
-		return -1;
-	*val = *addr;
-	return 0;
-}
-
 FIXTURE(hwpoison) {
 	char dir[64];
 	int mounted;
 };
 
-FIXTURE_VARIANT(hwpoison) {
-	const char *opts;
-	size_t ps;
-	int node;		/* 1G on node 1 keeps node 0's GiBs whole */
-	size_t bad_off;		/* offset of the page to poison in the file */
-};
-
-FIXTURE_VARIANT_ADD(hwpoison, 4K) {
-	.opts = "pagesize=4K", .ps = SZ_4K, .node = 0, .bad_off = 5 * SZ_4K,
-};
-FIXTURE_VARIANT_ADD(hwpoison, 2M) {
-	.opts = "pagesize=2M", .ps = SZ_2M, .node = 0, .bad_off = SZ_2M + 7 * SZ_4K,
-};
-FIXTURE_VARIANT_ADD(hwpoison, 1G) {
-	.opts = "pagesize=1G", .ps = SZ_1G, .node = 1, .bad_off = (5UL << 20) + 3 * SZ_4K,
-};
-
-/* A dmemfs instance in a fresh directory under /tmp; its path in @dir. */
-static int mount_tmp(char *dir, const char *opts)
-{
-	strcpy(dir, "/tmp/hwpoison.XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	if (!mount("none", dir, "dmemfs", 0, opts))
-		return 0;
-	rmdir(dir);
-	return -1;
-}
+MEMORY_ERROR_VARIANTS(hwpoison);
 
 FIXTURE_SETUP(hwpoison)
 {
@@ -312,7 +234,6 @@ static void *touch_first_byte(void *arg)
  * is the zeroing, and the freed probe GiB comes back only to a first-fit
  * allocation): background zeroing is off while they run.
  */
-#define ZEROING "/sys/kernel/mm/dmem/background_zeroing"
 
 FIXTURE(alloc) {
 	char dir[64];

@@ -45,14 +45,17 @@ $(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_te
 
 # One-file kselftest-harness programs run in L1:
 #   hwpoison_test    memory errors in dmem; run last (it poisons pages for good)
+#   mce_test         machine checks raised for real (nested-test/mce-l1.sh)
 #   vfio_dmem_test   VFIO type1 on dmemfs (tests/l1-vfio.sh; --bench for make bench)
 #   kvm_dmem_test    KVM memslots on dmemfs (tests/l1-kvm.sh)
 #   dmemfs_stress    random operations of several tenants (l1-trunk.sh)
 HWPOISON_TEST    := $(GUEST)/hwpoison_test
+MCE_TEST         := $(GUEST)/mce_test
 VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
 DMEMFS_STRESS    := $(GUEST)/dmemfs_stress
-guest: $(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
-$(HWPOISON_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
+guest: $(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
+$(HWPOISON_TEST) $(MCE_TEST): $(TOP)/nested-test/memory_error.h
+$(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
 		$(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
@@ -168,3 +171,21 @@ test-liveupdate: test-kexec
 	  $(TOP)/nested-test/run-liveupdate.sh > $(BUILD)/liveupdate.log 2>&1; \
 	else echo "FAIL: liveupdate: not run (kernel build failed)" > $(RESULTS)/liveupdate.results; fi; \
 	[ -s $(RESULTS)/liveupdate.results ] || echo "FAIL: liveupdate: run-liveupdate.sh wrote no results (build/liveupdate.log)" > $(RESULTS)/liveupdate.results
+
+# ---- machine checks raised for real (nested-test/mce-l1.sh, mce_test): an
+# L1 of its own, under TCG with an Intel CPU model (Intel's severity table)
+MCE_L1 = ACCEL=tcg L1_TIMEOUT=600 L1_CPU=max,vendor=GenuineIntel,family=6,model=85,stepping=7 \
+	RESULTS=$(RESULTS)/mce $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/mce-l1.sh
+.PHONY: mce test-mce
+mce: kernel guest
+	@$(MCE_L1)
+	@cat $(RESULTS)/mce/nested.results
+TEST_STEPS += test-mce
+# after the live update step: one L1 at a time
+test-mce: test-liveupdate
+	@mkdir -p $(RESULTS); \
+	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
+	  $(MCE_L1) > $(BUILD)/mce.log 2>&1; \
+	  sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: mce./' $(RESULTS)/mce/nested.results > $(RESULTS)/mce.results 2> /dev/null; \
+	else echo "FAIL: mce: not run (kernel build failed)" > $(RESULTS)/mce.results; fi; \
+	[ -s $(RESULTS)/mce.results ] || echo "FAIL: mce: boot-l1.sh wrote no results (build/mce.log)" > $(RESULTS)/mce.results
