@@ -201,25 +201,41 @@ fail:
 	return FALSE;
 }
 
+/*
+ * The domain's directory under @mountfd, never through a symlink (as the
+ * files are created), or -1.
+ */
+static int domain_dir(int mountfd, const char *uuid)
+{
+	return openat(mountfd, uuid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 gboolean dmem_domain_marked(int mountfd, const char *uuid)
 {
-	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
+	int dfd = domain_dir(mountfd, uuid);
 	struct stat st;
+	gboolean marked;
 
-	return fstatat(mountfd, mark, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	       st.st_uid == 0;
+	if (dfd < 0)
+		return FALSE;
+	marked = fstatat(dfd, DMEM_CARRIED_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		 S_ISREG(st.st_mode) && st.st_uid == 0;
+	close(dfd);
+	return marked;
 }
 
 gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid)
 {
-	g_autofree char *mark = g_build_filename(uuid, DMEM_CARRIED_MARK, NULL);
-	int listed;
+	int listed, dfd;
 
 	if (!dmem_domain_marked(mountfd, uuid))
 		return FALSE;
 	listed = dmem_carry_lists(cfg, uuid);
-	if (listed == 0)
-		unlinkat(mountfd, mark, 0); /* stale: the wrapper must not see it either */
+	/* stale: the wrapper must not see it either */
+	if (listed == 0 && (dfd = domain_dir(mountfd, uuid)) >= 0) {
+		unlinkat(dfd, DMEM_CARRIED_MARK, 0);
+		close(dfd);
+	}
 	return listed != 0;
 }
 
@@ -230,7 +246,7 @@ gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
 	DIR *d;
 	int dfd;
 
-	dfd = openat(mountfd, uuid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = domain_dir(mountfd, uuid);
 	if (dfd < 0) {
 		if (errno == ENOENT)
 			return TRUE;

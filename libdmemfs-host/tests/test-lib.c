@@ -307,6 +307,32 @@ static void test_remove_domain_dir(void)
 	close(mfd);
 }
 
+/*
+ * The carried mark counts only in the domain's own directory: a
+ * <mount>/<uuid> that is a symlink to a marked directory is not marked,
+ * as the files are never created through one.
+ */
+static void test_mark_no_symlink(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autofree char *real = g_build_filename(t->mounts[0], "elsewhere", NULL);
+	g_autofree char *mark = g_build_filename(real, DMEM_CARRIED_MARK, NULL);
+	g_autofree char *link = g_build_filename(t->mounts[0], u, NULL);
+	int mfd = open(t->mounts[0], O_RDONLY | O_DIRECTORY);
+
+	g_assert_cmpint(mfd, >=, 0);
+	g_assert_cmpint(getuid(), ==, 0); /* the mark counts only when root owns it */
+	g_assert_cmpint(g_mkdir(real, 0700), ==, 0);
+	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+	g_assert_true(dmem_domain_marked(mfd, "elsewhere"));
+	g_assert_cmpint(symlink("elsewhere", link), ==, 0);
+	g_assert_false(dmem_domain_marked(mfd, u));
+	g_assert_false(dmem_domain_carried(t->cfg, mfd, u));
+	g_assert_true(g_file_test(mark, G_FILE_TEST_EXISTS)); /* not touched through it */
+	close(mfd);
+}
+
 /* the populate fallback, for real, on a tmpfs file: mmap + mbind + touch */
 static void test_populate_tmpfs(void)
 {
@@ -447,6 +473,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/stats/fake-sysfs", test_stats);
 	g_test_add_func("/lib/file/create-0600-excl-nofollow", test_create_file);
 	g_test_add_func("/lib/file/remove-domain-dir", test_remove_domain_dir);
+	g_test_add_func("/lib/file/mark-no-symlink", test_mark_no_symlink);
 	g_test_add_func("/lib/file/populate-tmpfs", test_populate_tmpfs);
 	g_test_add_func("/lib/carry/state", test_carry_state);
 	g_test_add_func("/lib/carry/qmp-ignore-shared", test_qmp_ignore_shared);
