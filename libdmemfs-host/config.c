@@ -66,6 +66,59 @@ static gboolean get_string(GKeyFile *kf, const char *group, const char *key, cha
 	return TRUE;
 }
 
+/*
+ * The keys each group may hold.  A key file keeps a misspelt key ("2m=")
+ * or a second value of one quietly, and the setting would not be what
+ * the administrator wrote: both are errors.
+ */
+static const struct {
+	const char *group;
+	const char *keys[4];
+} config_keys[] = {
+	{ "mounts", { "4K", "2M", "1G" } },
+	{ "qemu", { "binary", "user", "group" } },
+	{ "sysfs", { "root" } },
+	{ "wrapper", { "default_pagesize" } },
+	{ "liveupdate", { "state_dir" } },
+};
+
+static gboolean check_keys(GKeyFile *kf, const char *path, GError **error)
+{
+	g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+
+	for (guint i = 0; groups[i]; i++) {
+		g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[i], NULL, NULL);
+		guint g = 0;
+
+		while (g < G_N_ELEMENTS(config_keys) && strcmp(config_keys[g].group, groups[i]))
+			g++;
+		if (g == G_N_ELEMENTS(config_keys)) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: unknown group [%s]",
+				    path, groups[i]);
+			return FALSE;
+		}
+		for (guint k = 0; keys && keys[k]; k++) {
+			guint n = 0;
+
+			while (n < G_N_ELEMENTS(config_keys[g].keys) && config_keys[g].keys[n] &&
+			       strcmp(config_keys[g].keys[n], keys[k]))
+				n++;
+			if (n == G_N_ELEMENTS(config_keys[g].keys) || !config_keys[g].keys[n]) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+					    "%s: [%s] unknown key '%s'", path, groups[i], keys[k]);
+				return FALSE;
+			}
+			if (g_strv_contains((const char *const *)keys + k + 1, keys[k])) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+					    "%s: [%s] %s is set more than once", path, groups[i],
+					    keys[k]);
+				return FALSE;
+			}
+		}
+	}
+	return TRUE;
+}
+
 DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError **error)
 {
 	g_autoptr(DmemConfig) cfg = g_new0(DmemConfig, 1);
@@ -93,6 +146,8 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 	}
 	if (path) {
 		cfg->path = g_strdup(path);
+		if (!check_keys(kf, path, error))
+			return NULL;
 		for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 			const char *key = dmem_pagesize_name(dmem_pagesizes[i]);
 			g_auto(GStrv) list = g_key_file_get_string_list(kf, "mounts", key, NULL,

@@ -27,7 +27,7 @@ static const char *const noarg_opts[] = {
 	"singlestep", "preconfig", "S", "s", "enable-kvm", "xen-attach", "xen-domid-restrict",
 	"no-reboot", "no-shutdown", "daemonize", "only-migratable", "nodefaults",
 	"no-user-config", "enable-sync-profile", "no-quit", "alt-grab", "ctrl-grab", "sdl",
-	"curses", "semihosting", "old-param", "enable-fips", "no-frame",
+	"curses", "semihosting", "old-param", "enable-fips", "no-frame", "async-teardown",
 };
 
 static const char *const dropped_keys[] = {

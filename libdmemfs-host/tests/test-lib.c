@@ -144,6 +144,10 @@ static void test_config_errors(void)
 		"[qemu]\nbinary=qemu-system-x86_64\n",
 		"[wrapper]\ndefault_pagesize=3M\n",
 		"this is not a key file\n",
+		"[mounts]\n2m=/run/dmemfs/2M\n",			/* misspelt */
+		"[mounts]\n2M=/run/dmemfs/2M\n2M=/srv/2M\n",		/* twice */
+		"[qemu]\nuser=a\n[qemu]\nuser=b\n",			/* twice, two groups */
+		"[mount]\n2M=/run/dmemfs/2M\n",			/* unknown group */
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {

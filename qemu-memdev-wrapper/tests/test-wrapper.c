@@ -231,6 +231,33 @@ static void test_keyval(void)
 			       "align=2097152");
 }
 
+/*
+ * Every option of QEMU 7.2 that takes no argument is known: the word after
+ * it is an option, and an -object there is rewritten (-async-teardown was
+ * missing, and the backend after it went to QEMU untouched).
+ */
+static void test_noarg_options(void)
+{
+	const char *opts[] = { "-async-teardown", "-no-user-config", "-nodefaults", "-S",
+			       "-enable-kvm", "-no-shutdown", "-mem-prealloc", "-only-migratable" };
+
+	for (guint i = 0; i < G_N_ELEMENTS(opts); i++) {
+		const char *args[] = { opts[i], "-object", "memory-backend-ram,id=ram-node0,size=1G",
+				       "-uuid", "8F6D3C2A-1B4E-4C5D-9A7F-0E1D2C3B4A59", NULL };
+		g_auto(WrapResult) r = { 0 };
+		g_autoptr(GError) e = NULL;
+
+		g_assert_true(wrap_rewrite(QEMU, 5, (char **)args, fake_resolve,
+					   GSIZE_TO_POINTER(2 << 20), &r, &e));
+		g_assert_no_error(e);
+		g_assert_true(r.rewritten);
+		g_assert_cmpstr(g_ptr_array_index(r.argv, 1), ==, opts[i]);
+		g_assert_cmpstr(g_ptr_array_index(r.argv, 3), ==,
+				"memory-backend-file,id=ram-node0,size=1G,mem-path=" DIR2M
+				"ram-node0,share=on,align=2097152,x-use-canonical-path-for-ramblock-id=off");
+	}
+}
+
 static void test_passthrough(void)
 {
 	/* libvirt's capability probe (qemu_process.c) */
@@ -457,6 +484,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/wrapper/json-golden", test_json_golden);
 	g_test_add_func("/wrapper/keyval", test_keyval);
+	g_test_add_func("/wrapper/noarg-options", test_noarg_options);
 	g_test_add_func("/wrapper/virtio-mem-prealloc-keyval", test_virtio_mem_keyval);
 	g_test_add_func("/wrapper/passthrough-probe-thread-context", test_passthrough);
 	g_test_add_func("/wrapper/refusals", test_refusals);
