@@ -77,13 +77,19 @@ kernel_splats() {
 }
 
 # The dmem pool (/sys/kernel/mm/dmem).  pool_bytes NODE WHAT: WHAT_bytes of
-# node NODE (0 when the node has none); pool_sum WHAT: over all nodes.
+# node NODE; pool_sum WHAT: over all nodes.  A counter that is not there
+# reads "absent!", which no comparison or $((...)) takes for a number: a
+# pool that vanished (a kexec into a kernel without dmem=) must fail a
+# "nothing used" check, not pass it as 0.
 DMEM_SYSFS=${DMEMFS_SYSFS_ROOT:-/sys/kernel/mm/dmem}
-pool_bytes() { cat "$DMEM_SYSFS/node$1/$2_bytes" 2> /dev/null || echo 0; }
+pool_bytes() { cat "$DMEM_SYSFS/node$1/$2_bytes" 2> /dev/null || echo 'absent!'; }
 pool_sum() {
-	local f t=0
-	for f in "$DMEM_SYSFS"/node*/"$1"_bytes; do [ -r "$f" ] && t=$((t + $(cat "$f"))); done
-	echo "$t"
+	local f t=0 n=0
+	for f in "$DMEM_SYSFS"/node*/"$1"_bytes; do
+		[ -r "$f" ] || continue
+		t=$((t + $(cat "$f"))) n=$((n + 1))
+	done
+	if [ "$n" -gt 0 ]; then echo "$t"; else echo 'absent!'; fi
 }
 
 # The magic number of dmemfs (include/uapi/linux/magic.h of the series), as

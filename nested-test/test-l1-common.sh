@@ -1,0 +1,32 @@
+#!/bin/bash
+# make test-unit: l1-common.sh on the host, against a fake sysfs.  A
+# counter that is missing must fail the checks that compare it, never read
+# as 0 (the "no leak" check after a kexec into a kernel without dmem=).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+fake=$(mktemp -d)
+trap 'rm -rf "$fake"' EXIT
+# shellcheck source=nested-test/l1-common.sh
+DMEMFS_SYSFS_ROOT=$fake/dmem . "$here/l1-common.sh"
+out() { printf '%s: unit.l1-common.%s%s\n' "$1" "$2" "${3:+: $3}"; }
+expect() { # expect NAME WANT(pass|fail) CHECK-LINE
+	local got
+	got=$(L1_OUT=stdout check "$1" why eval "$3" 2> /dev/null)
+	# no line at all: the check never ran, which boot-l1.sh reports as a
+	# FAIL of the expected check ("no result")
+	case "$2:$got" in
+	pass:PASS:* | fail:FAIL:* | fail:) out PASS "$1" ;;
+	*) out FAIL "$1" "wanted $2, got '$got'" ;;
+	esac
+}
+mkdir -p "$fake/dmem/node0" "$fake/dmem/node1"
+echo 0 > "$fake/dmem/node0/used_bytes"
+echo 0 > "$fake/dmem/node1/used_bytes"
+echo 4096 > "$fake/dmem/node1/free_bytes"
+expect no-leak-counts-zero pass '[ "$(pool_sum used)" -eq 0 ]'
+expect free-sums pass '[ "$(pool_sum free)" -eq 4096 ]'
+expect node-reads pass '[ "$(pool_bytes 1 free)" -eq 4096 ]'
+rm -rf "$fake/dmem"
+expect no-leak-without-pool fail '[ "$(pool_sum used)" -eq 0 ]'
+expect node-without-counter fail '[ "$(pool_bytes 0 used)" -eq 0 ]'
+expect arithmetic-without-pool fail '[ $(($(pool_bytes 0 used) - 0)) -eq 0 ]'
