@@ -203,16 +203,18 @@ fail:
 
 /*
  * The domain's directory under @mountfd, never through a symlink (as the
- * files are created), or -1.
+ * files are created), or -1.  @flags: O_RDONLY to list it, O_PATH to look
+ * a name up in it, which the wrapper (the qemu user, who may only search
+ * the directory) can.
  */
-static int domain_dir(int mountfd, const char *uuid)
+static int domain_dir(int mountfd, const char *uuid, int flags)
 {
-	return openat(mountfd, uuid, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return openat(mountfd, uuid, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
 gboolean dmem_domain_marked(int mountfd, const char *uuid)
 {
-	int dfd = domain_dir(mountfd, uuid);
+	int dfd = domain_dir(mountfd, uuid, O_PATH);
 	struct stat st;
 	gboolean marked;
 
@@ -232,7 +234,7 @@ gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uui
 		return FALSE;
 	listed = dmem_carry_lists(cfg, uuid);
 	/* stale: the wrapper must not see it either */
-	if (listed == 0 && (dfd = domain_dir(mountfd, uuid)) >= 0) {
+	if (listed == 0 && (dfd = domain_dir(mountfd, uuid, O_PATH)) >= 0) {
 		unlinkat(dfd, DMEM_CARRIED_MARK, 0);
 		close(dfd);
 	}
@@ -246,7 +248,7 @@ gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
 	DIR *d;
 	int dfd;
 
-	dfd = domain_dir(mountfd, uuid);
+	dfd = domain_dir(mountfd, uuid, O_RDONLY);
 	if (dfd < 0) {
 		if (errno == ENOENT)
 			return TRUE;

@@ -9,6 +9,7 @@
 #include <numaif.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_pagesize(void)
@@ -334,6 +335,20 @@ static void test_mark_no_symlink(void)
 	g_assert_false(dmem_domain_marked(mfd, u));
 	g_assert_false(dmem_domain_carried(t->cfg, mfd, u));
 	g_assert_true(g_file_test(mark, G_FILE_TEST_EXISTS)); /* not touched through it */
+
+	/*
+	 * The wrapper runs as the qemu user, who may search the domain's
+	 * directory but not list it: the mark is still seen.
+	 */
+	g_assert_cmpint(g_chmod(real, 0711), ==, 0);
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(setuid(65534) || !dmem_domain_marked(mfd, "elsewhere"));
+	int status = -1;
+
+	g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+	g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(mfd);
 }
 
