@@ -19,6 +19,17 @@
 #define CAP_GIB (UINT64_C(1) << 30)
 #define CAP_SECTION (128 * CAP_MIB) /* x86_64 memory section: the dmem= granule */
 #define CAP_TIB (UINT64_C(1) << 40)
+#define CAP_PIB (UINT64_C(1) << 50)
+
+/*
+ * The largest size taken as input, of one node, one guest, the reserve, and
+ * of the host's and a guest's totals: 4 EiB (4096P).  Far above any real
+ * machine, and sums of a few such figures still fit in 64 bits (and a JSON
+ * integer).
+ */
+#define CAP_MAX_SIZE (UINT64_C(1) << 62)
+/* --xml: a domain XML larger than this is refused unread */
+#define CAP_XML_MAX (16 * CAP_MIB)
 
 /* x86_64 facts the model uses. */
 #define CAP_BASE_PAGE      UINT64_C(4096) /* base page */
@@ -140,6 +151,7 @@ int cap_host_index(const cap_host *h, int id);
 char *cap_host_node_list(const cap_host *h);
 uint64_t cap_host_ram(const cap_host *h);
 uint64_t cap_reserve_share(const cap_host *h, int idx);
+bool cap_host_dmem_booted(const cap_host *h);
 void cap_host_measure_reserve(cap_host *h);
 uint64_t cap_memmap_bytes(uint64_t ram);
 uint64_t cap_dmem_bitmap_bytes(uint64_t dmem);
@@ -173,6 +185,8 @@ gboolean cap_host_from_root(cap_host *h, const char *root, GError **error);
 /* node @id, added (sorted by id) when the host does not have it yet */
 cap_node *cap_host_node(cap_host *h, guint64 id, GError **error);
 void cap_host_node_ram(cap_host *h);
+/* the host's RAM, node by node and in all, is at most CAP_MAX_SIZE */
+gboolean cap_host_check_ram(const cap_host *h, const char *what, GError **error);
 
 /* libvirt_src.c: one shape per defined domain, appended to out */
 gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *out,

@@ -158,7 +158,7 @@ static gboolean read_capabilities(cap_host *h, virConnectPtr conn, cap_remote *r
 			text = xmlNodeGetContent(m);
 			/* libvirt writes a cell's memory in KiB */
 			if ((!unit || !strcmp((const char *)unit, "KiB")) && text &&
-			    g_ascii_string_to_unsigned((const char *)text, 10, 0, G_MAXUINT64 / 1024,
+			    g_ascii_string_to_unsigned((const char *)text, 10, 0, CAP_MAX_SIZE / 1024,
 						       &kib, NULL)) {
 				n->memtotal = kib * 1024;
 				n->has_memtotal = true;
@@ -210,6 +210,11 @@ static gboolean read_pools(cap_host *h, virConnectPtr conn, cap_remote *r, GErro
 				ok = FALSE;
 			} else if ((node = cap_host_node(h, id, error)) == NULL) {
 				ok = FALSE;
+			} else if (info.capacity > CAP_MAX_SIZE) {
+				g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT,
+					    "--connect: the storage pool %s holds more than %"
+					    G_GUINT64_FORMAT "P", what, CAP_MAX_SIZE / CAP_PIB);
+				ok = FALSE;
 			} else {
 				node->dmem_total = info.capacity;
 				node->dmem_free = MIN(info.available, info.capacity);
@@ -252,7 +257,7 @@ gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error)
 	virConnectClose(conn);
 	if (!ok)
 		return FALSE;
-	h->memtotal = (uint64_t)ni.memory * 1024;
+	h->memtotal = MIN((uint64_t)ni.memory, CAP_MAX_SIZE / 1024) * 1024;
 	h->has_memtotal = true;
 	if (!h->nnodes || !h->node[0].has_memtotal) {
 		/* no NUMA cells in the capabilities: all of it on node 0 */
@@ -262,5 +267,9 @@ gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error)
 		n->has_memtotal = true;
 	}
 	cap_host_node_ram(h);
+	if (!cap_host_check_ram(h, r->uri, error)) {
+		g_prefix_error(error, "--connect: ");
+		return FALSE;
+	}
 	return TRUE;
 }

@@ -22,6 +22,7 @@
 static bool meminfo_total(const char *path, uint64_t *v)
 {
 	g_autofree char *buf = NULL;
+	guint64 kib;
 	char *p;
 
 	if (!g_file_get_contents(path, &buf, NULL, NULL))
@@ -29,7 +30,10 @@ static bool meminfo_total(const char *path, uint64_t *v)
 	p = strstr(buf, "MemTotal:");
 	if (!p)
 		return false;
-	*v = g_ascii_strtoull(p + strlen("MemTotal:"), NULL, 10) * 1024;
+	kib = g_ascii_strtoull(p + strlen("MemTotal:"), NULL, 10);
+	if (kib > CAP_MAX_SIZE / 1024) /* not a MemTotal: no wrapped figure */
+		return false;
+	*v = kib * 1024;
 	return true;
 }
 
@@ -78,7 +82,8 @@ static gboolean scan_nodes(cap_host *h, const char *dir, uint64_t block, GError 
 		blocks = block ? g_dir_open(sub, 0, NULL) : NULL;
 		while (blocks && (b = g_dir_read_name(blocks)))
 			if (g_str_has_prefix(b, "memory") && g_ascii_isdigit(b[6]))
-				n->blocks_bytes += block;
+				/* saturates past the limit: cap_host_from_root refuses it */
+				n->blocks_bytes = MIN(n->blocks_bytes + block, CAP_MAX_SIZE + 1);
 		n->has_blocks = n->blocks_bytes != 0;
 	}
 	return TRUE;
@@ -97,6 +102,12 @@ static gboolean read_pool(cap_host *h, const char *dir, GError **error)
 
 		if (!n)
 			return FALSE;
+		if (st->total_bytes > CAP_MAX_SIZE) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "%s: node%u reports a dmem pool of more than %" G_GUINT64_FORMAT "P",
+				    dir, st->node, CAP_MAX_SIZE / CAP_PIB);
+			return FALSE;
+		}
 		n->dmem_total = st->total_bytes;
 		n->dmem_free = st->free_bytes;
 		n->dmem_used = st->used_bytes;
@@ -124,7 +135,7 @@ gboolean cap_host_from_root(cap_host *h, const char *root, GError **error)
 	h->has_memtotal = meminfo_total(mi, &h->memtotal);
 	h->has_dmem = g_file_test(dmem, G_FILE_TEST_IS_DIR);
 	if (g_file_get_contents(bs, &bs_text, NULL, NULL) &&
-	    !g_ascii_string_to_unsigned(g_strstrip(bs_text), 16, 0, G_MAXUINT64, &block, NULL))
+	    !g_ascii_string_to_unsigned(g_strstrip(bs_text), 16, 0, CAP_MAX_SIZE, &block, NULL))
 		block = 0;
 	if (!scan_nodes(h, nodes, block, error) || (h->has_dmem && !read_pool(h, dmem, error)))
 		return FALSE;
@@ -143,6 +154,23 @@ gboolean cap_host_from_root(cap_host *h, const char *root, GError **error)
 		n->has_memtotal = true;
 	}
 	cap_host_node_ram(h);
+	return cap_host_check_ram(h, nodes, error);
+}
+
+gboolean cap_host_check_ram(const cap_host *h, const char *what, GError **error)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < h->nnodes; i++) {
+		/* each term is at most CAP_MAX_SIZE + 1: the sum does not wrap */
+		total += MIN(h->node[i].ram, CAP_MAX_SIZE + 1);
+		if (total > CAP_MAX_SIZE) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "%s: the nodes add up to more than %" G_GUINT64_FORMAT "P of memory",
+				    what, CAP_MAX_SIZE / CAP_PIB);
+			return FALSE;
+		}
+	}
 	return TRUE;
 }
 

@@ -155,6 +155,14 @@ static void build_host(cap_host *h, const opts *o)
 	} else {
 		if (!cap_host_from_root(h, o->root ? o->root : "/", &e))
 			die(CAP_EXIT_ERROR, "%s", e->message);
+		/*
+		 * dmem stats but a zero pool on every node: a kernel booted
+		 * without dmem=.  Only --recommend (what to boot with) makes
+		 * sense; everything else would report on a pool that is not there.
+		 */
+		if (h->has_dmem && !cap_host_dmem_booted(h) && !o->recommend)
+			die(CAP_EXIT_ERROR, "no dmem reserved on this host (every node's pool is 0): "
+			    "boot with dmem= (--recommend gives a value)");
 		cap_host_measure_reserve(h);
 	}
 }

@@ -114,6 +114,17 @@ static uint64_t dmem_meta(const cap_host *h, uint64_t P, uint64_t D)
 	       D / h->dmem_pagesize * h->dpage_meta;
 }
 
+/* A live host whose dmem stats show a pool on at least one node. */
+bool cap_host_dmem_booted(const cap_host *h)
+{
+	if (!h->has_dmem)
+		return false;
+	for (int i = 0; i < h->nnodes; i++)
+		if (h->node[i].dmem_total)
+			return true;
+	return false;
+}
+
 /*
  * A live host booted with dmem keeps for itself what is outside the pool
  * and its metadata: without --reserve, that is each node's reserve, so
@@ -124,7 +135,8 @@ void cap_host_measure_reserve(cap_host *h)
 {
 	uint64_t t = 0;
 
-	if (h->reserve_given || !h->live || !h->has_dmem || !h->nnodes)
+	/* without a pool, "what is outside it" would be all of RAM */
+	if (h->reserve_given || !h->live || !cap_host_dmem_booted(h))
 		return;
 	for (int i = 0; i < h->nnodes; i++) {
 		cap_node *n = &h->node[i];
@@ -163,9 +175,9 @@ uint64_t cap_dmem_equal_pool(const cap_host *h, int idx)
 bool cap_model_present(const cap_host *h, cap_model_id id)
 {
 	if (id == CAP_M_DMEM_FREE)
-		return h->live && h->has_dmem;
+		return h->live && cap_host_dmem_booted(h);
 	if (id == CAP_M_DMEM_BOOTED)
-		return (h->live && h->has_dmem) || h->has_dmem_spec;
+		return (h->live && cap_host_dmem_booted(h)) || h->has_dmem_spec;
 	return id < CAP_M_COUNT;
 }
 
@@ -178,7 +190,7 @@ static void hvo(uint64_t P, uint64_t R, uint64_t page, uint64_t freed,
 	uint64_t n = avail / (page - saved);
 
 	*pool = n * page;
-	*meta = full - n * saved;
+	*meta = sub0(full, n * saved);
 }
 
 void cap_model_compute(const cap_host *h, cap_model_id id, cap_model *m)
@@ -499,12 +511,23 @@ gboolean cap_parse_dmem_spec(cap_host *h, const char *spec, GError **error)
 
 gboolean cap_host_validate(const cap_host *h, GError **error)
 {
+	uint64_t total = 0;
+
 	if (!h->nnodes) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "no NUMA nodes found");
 		return FALSE;
 	}
 	for (int i = 0; i < h->nnodes; i++) {
 		const cap_node *n = &h->node[i];
+
+		/* each node is at most CAP_MAX_SIZE: the sum cannot wrap before this */
+		total += MIN(n->ram, CAP_MAX_SIZE);
+		if (n->ram > CAP_MAX_SIZE || total > CAP_MAX_SIZE) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "--host: the nodes add up to more than %" G_GUINT64_FORMAT "P",
+				    CAP_MAX_SIZE / CAP_PIB);
+			return FALSE;
+		}
 
 		if (n->dmem_total > n->ram) {
 			g_autofree char *d = cap_format_size(n->dmem_total);

@@ -8,6 +8,11 @@
 
 #include "capacity.h"
 
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 static void warn(cap_report *r, char *msg)
 {
 	r->warnings = g_renew(char *, r->warnings, r->nwarnings + 1);
@@ -33,7 +38,7 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 
 	/* "dmem=!keep": each node keeps its RAM minus its equal-terms pool */
 	for (int i = 0; i < h->nnodes; i++) {
-		uint64_t k = h->node[i].ram - r->models[CAP_M_DMEM].pool[i];
+		uint64_t k = sub0(h->node[i].ram, r->models[CAP_M_DMEM].pool[i]);
 
 		r->keep_uneven |= i && k != r->keep;
 		r->keep = MAX(r->keep, k);
@@ -43,6 +48,9 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 		warn(r, g_strdup("no active storage pool named " CAP_POOL_PREFIX "<N>: the dmem figures are zero"));
 	else if (h->live && !h->has_dmem)
 		warn(r, g_strdup("no dmem pool found (sys/kernel/mm/dmem): the dmem figures are zero"));
+	else if (h->live && !cap_host_dmem_booted(h))
+		warn(r, g_strdup("no dmem reserved on any node (booted without dmem=): the reserve is "
+				 "not measured and there is no pool as booted"));
 	for (int i = 0; i < h->nnodes && r->present[CAP_M_DMEM_BOOTED]; i++) {
 		const cap_model *d = &r->models[CAP_M_DMEM_BOOTED];
 		uint64_t share = cap_reserve_share(h, i);
@@ -145,10 +153,12 @@ static void recommend_text(GString *o, const cap_report *r)
 				  "what it keeps%s); dmem takes the rest in %s ranges:",
 			       k, r->keep_uneven ? ", the largest need of the nodes" : "", a);
 	for (int i = 0; i < h->nnodes; i++) {
-		g_autofree char *d = cap_format_size(cap_round_down(h->node[i].ram - r->keep,
-								    cap_dmem_align(h)));
+		/* a node no bigger than what every node keeps gets no dmem */
+		uint64_t pool = cap_round_down(sub0(h->node[i].ram, r->keep), cap_dmem_align(h));
+		g_autofree char *d = cap_format_size(pool);
 
-		g_string_append_printf(o, " node%d %s", h->node[i].id, d);
+		g_string_append_printf(o, " node%d %s%s", h->node[i].id, d,
+				       pool ? "" : " (too small: nothing left after what it keeps)");
 	}
 	g_string_append(o, "\n");
 	for (int s = 0; s < r->nshapes; s++) {
@@ -331,10 +341,18 @@ char *cap_report_table(const cap_report *r)
 	return g_string_free(o, FALSE);
 }
 
+/*
+ * A byte count or a count.  json-glib's integers are gint64: a value of 2^63
+ * or more goes out as a double, never as a negative integer.  Sizes given
+ * or read are at most 2^62 (CAP_MAX_SIZE), so this is the last guard only.
+ */
 static void jint(JsonBuilder *b, const char *key, uint64_t v)
 {
 	json_builder_set_member_name(b, key);
-	json_builder_add_int_value(b, (gint64)v);
+	if (v > (uint64_t)G_MAXINT64)
+		json_builder_add_double_value(b, (double)v);
+	else
+		json_builder_add_int_value(b, (gint64)v);
 }
 
 static void jstr(JsonBuilder *b, const char *key, const char *v)

@@ -4,7 +4,13 @@
  * and from libvirt domain XML through the hook's own plan (plan_from_xml):
  * the same sizes, the same host nodes, the same refusals.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include "capacity.h"
 #include "plan.h"
@@ -79,6 +85,7 @@ cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, GError **err
 {
 	g_auto(GStrv) cells = g_strsplit(spec, "+", -1);
 	g_autoptr(cap_shape) s = cap_shape_new(spec, "--guest");
+	uint64_t total = 0;
 
 	for (int k = 0; cells[k]; k++) {
 		char *at = strchr(cells[k], '@');
@@ -103,6 +110,14 @@ cap_shape *cap_shape_from_spec(const cap_host *h, const char *spec, GError **err
 				    "--guest '%s': cell size %s is below the 1M minimum", spec, cells[k]);
 			return NULL;
 		}
+		/* every cell is at most CAP_MAX_SIZE (cap_parse_size): no wrap */
+		total += c->bytes;
+		if (total > CAP_MAX_SIZE) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "--guest '%s': the cells add up to more than %" G_GUINT64_FORMAT "P",
+				    spec, CAP_MAX_SIZE / CAP_PIB);
+			return NULL;
+		}
 	}
 	return g_steal_pointer(&s);
 }
@@ -119,6 +134,7 @@ cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, con
 	PlanOptions opts = { .force = TRUE, .pagesize = h->dmem_pagesize, .shape_only = TRUE };
 	g_autoptr(DomainPlan) plan = plan_from_xml(xml, len, &opts, error);
 	g_autoptr(cap_shape) s = NULL;
+	uint64_t total = 0;
 
 	if (!plan) {
 		g_prefix_error(error, "%s: ", origin);
@@ -138,6 +154,14 @@ cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, con
 		}
 		if (!bytes)
 			continue;
+		/* libvirt takes up to 2^63 - 1 a backend: check before adding */
+		if (bytes > CAP_MAX_SIZE || bytes > CAP_MAX_SIZE - total) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "%s: the guest memory is too large (more than %" G_GUINT64_FORMAT "P)",
+				    origin, CAP_MAX_SIZE / CAP_PIB);
+			return NULL;
+		}
+		total += bytes;
 		if (b->cell >= 0 && (guint)b->cell < i && s->cell[b->cell].mask == mask) {
 			s->cell[b->cell].bytes += bytes;
 			continue;
@@ -152,12 +176,77 @@ cap_shape *cap_shape_from_xml(const cap_host *h, const char *xml, gsize len, con
 	return g_steal_pointer(&s);
 }
 
+static void file_error(GError **error, const char *what, const char *path, int err)
+{
+	g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "cannot %s '%s': %s", what,
+		    path, g_strerror(err));
+}
+
+static void too_large(GError **error, const char *path)
+{
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		    "'%s' is larger than %" G_GUINT64_FORMAT " MiB: not a domain XML", path,
+		    CAP_XML_MAX / CAP_MIB);
+}
+
+/*
+ * At most CAP_XML_MAX bytes of @path, NUL-terminated.  Reads no more than
+ * one byte past the limit, so that /dev/zero, a pipe or a growing file is
+ * refused as surely as a big regular file (which is refused unread).
+ */
+static char *read_bounded(const char *path, gsize *len, GError **error)
+{
+	g_autofree char *buf = NULL;
+	gsize n = 0, cap = 0;
+	struct stat st;
+	int fd = g_open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+
+	if (fd < 0) {
+		file_error(error, "open", path, errno);
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > CAP_XML_MAX) {
+		too_large(error, path);
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			cap = MIN(MAX(cap * 2, 64 * CAP_KIB), CAP_XML_MAX + 1);
+			buf = g_realloc(buf, cap + 1);
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			file_error(error, "read", path, errno);
+			close(fd);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (gsize)r;
+		if (n > CAP_XML_MAX) {
+			too_large(error, path);
+			close(fd);
+			return NULL;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return g_steal_pointer(&buf);
+}
+
 cap_shape *cap_shape_from_xml_file(const cap_host *h, const char *path, GError **error)
 {
 	g_autofree char *buf = NULL;
 	gsize len;
 
-	if (!g_file_get_contents(path, &buf, &len, error)) {
+	buf = read_bounded(path, &len, error);
+	if (!buf) {
 		g_prefix_error(error, "--xml: ");
 		return NULL;
 	}

@@ -103,10 +103,14 @@ gboolean cap_parse_size(const char *s, uint64_t *out, GError **error)
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "size '%s' is zero", s);
 		return FALSE;
 	}
+	if (v > CAP_MAX_SIZE)
+		goto too_large;
 	*out = v;
 	return TRUE;
 too_large:
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "size '%s' is too large", s);
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		    "size '%s' is too large (at most %" G_GUINT64_FORMAT "P)", s,
+		    CAP_MAX_SIZE / CAP_PIB);
 	return FALSE;
 }
 

@@ -103,14 +103,9 @@ static char *write_tmp(const char *name, const char *content)
  * A fake live tree: two nodes of 16 GiB memory blocks (128 x 128 MiB) plus
  * 240 GiB of dmem each; node0 has 40 GiB of its pool in use.
  */
-static char *fake_root(bool blocks)
+static char *fake_root_pool(const char *rel, bool blocks, const char *const dm[2][3])
 {
-	g_autofree char *rel = g_strdup_printf("root-%d", blocks);
 	char *root = g_build_filename(tmpdir, rel, NULL);
-	static const char *dm[2][3] = {
-		{ "257698037760", "214748364800", "42949672960" },
-		{ "257698037760", "257698037760", "0" },
-	};
 
 	for (int n = 0; n < 2; n++) {
 		g_autofree char *mi = g_strdup_printf("%s/node%d/meminfo", rel, n);
@@ -144,6 +139,25 @@ static char *fake_root(bool blocks)
 	g_free(write_tmp(p1, "MemTotal:       32505856 kB\nMemFree:        30000000 kB\n"));
 	g_free(write_tmp(p2, "8000000\n"));
 	return root;
+}
+
+static char *fake_root(bool blocks)
+{
+	g_autofree char *rel = g_strdup_printf("root-%d", blocks);
+	static const char *const dm[2][3] = {
+		{ "257698037760", "214748364800", "42949672960" },
+		{ "257698037760", "257698037760", "0" },
+	};
+
+	return fake_root_pool(rel, blocks, dm);
+}
+
+/* The same host booted without dmem=: the stats files are there, all 0. */
+static char *fake_root_no_pool(void)
+{
+	static const char *const dm[2][3] = { { "0", "0", "0" }, { "0", "0", "0" } };
+
+	return fake_root_pool("root-no-pool", true, dm);
 }
 
 static JsonNode *parse_json(const char *text)
@@ -266,6 +280,30 @@ static void test_bad_sizes(void)
 		if (err && !strstr(err->message, bad[i].msg))
 			g_test_fail_printf("'%s': message '%s' lacks '%s'", bad[i].in, err->message,
 					   bad[i].msg);
+	}
+}
+
+/* Sizes above 4 EiB (2^62) are refused: sums of them would wrap, JSON would go negative. */
+static void test_size_limit(void)
+{
+	static const char *const bad[] = { "8192P", "4097P", "4096.5P", "9223372036854775808B",
+					   "18014398509481983K" };
+	uint64_t v = 0;
+	g_autoptr(GError) err = NULL;
+
+	g_assert_true(cap_parse_size("4096P", &v, &err));
+	g_assert_no_error(err);
+	g_assert_cmpuint(v, ==, CAP_MAX_SIZE);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		v = 0;
+		if (cap_parse_size(bad[i], &v, &e)) {
+			g_test_fail_printf("'%s' accepted as %" G_GUINT64_FORMAT, bad[i], v);
+			continue;
+		}
+		if (!e || !strstr(e->message, "too large (at most 4096P)"))
+			g_test_fail_printf("'%s': message '%s'", bad[i], e ? e->message : "");
 	}
 }
 
@@ -611,6 +649,102 @@ static void test_xml_bad(void)
 	}
 }
 
+/* libvirt takes up to 8 EiB a backend; a guest above 4 EiB is refused. */
+static void test_xml_too_large(void)
+{
+	static const char *const bad[] = {
+		"<domain><memory unit='EiB'>5</memory></domain>",
+		"<domain><cpu><numa><cell id='0' memory='3' unit='EiB'/>"
+		"<cell id='1' memory='3' unit='EiB'/></numa></cpu></domain>",
+	};
+	cap_host h;
+
+	std_host(&h);
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) err = NULL;
+		cap_shape *s = xml_shape(&h, bad[i], &err);
+
+		if (s) {
+			g_test_fail_printf("case %zu accepted (%" G_GUINT64_FORMAT " bytes)", i,
+					   cap_shape_total(s));
+			cap_shape_free(s);
+			continue;
+		}
+		if (!err || !strstr(err->message, "too large"))
+			g_test_fail_printf("case %zu: message '%s'", i, err ? err->message : "");
+	}
+}
+
+/*
+ * a valid domain XML padded to @size bytes with 64-byte comments (libxml2
+ * refuses a single run of 10 MB of blanks)
+ */
+static char *padded_xml(const char *name, gsize size)
+{
+	static const char xml[] = "<domain><memory unit='GiB'>4</memory></domain>\n";
+	g_autofree char *buf = g_malloc(size);
+	char *p = g_build_filename(tmpdir, name, NULL);
+	gsize n = strlen(xml);
+
+	memset(buf, ' ', size);
+	memcpy(buf, xml, n);
+	for (; n + 64 <= size; n += 64) {
+		memset(buf + n, 'x', 64);
+		memcpy(buf + n, "<!--", 4);
+		memcpy(buf + n + 60, "-->\n", 4);
+	}
+	buf[size - 1] = '\n';
+	g_assert_true(g_file_set_contents(p, buf, (gssize)size, NULL));
+	return p;
+}
+
+/*
+ * --xml reads at most 16 MiB (+1 byte): a bigger regular file is refused
+ * unread, and /dev/zero, which never ends, is refused after 16 MiB + 1.
+ */
+static void test_xml_file_limit(void)
+{
+	g_autofree char *ok = padded_xml("pad-ok.xml", CAP_XML_MAX);
+	g_autofree char *big = padded_xml("pad-big.xml", CAP_XML_MAX + 1);
+	const char *args[] = { "--host", "node0=256G", "--xml", "/dev/zero", NULL };
+	g_autofree char *out = NULL, *err_text = NULL;
+	g_autoptr(GError) err = NULL;
+	cap_host h;
+	cap_shape *s;
+
+	std_host(&h);
+	s = cap_shape_from_xml_file(&h, ok, &err);
+	g_assert_no_error(err);
+	g_assert_nonnull(s);
+	if (s)
+		g_assert_cmpuint(cap_shape_total(s), ==, G(4));
+	cap_shape_free(s);
+	g_clear_error(&err);
+
+	s = cap_shape_from_xml_file(&h, big, &err);
+	g_assert_null(s);
+	g_assert_error(err, DMEM_ERROR, DMEM_ERROR_FAILED);
+	if (err)
+		g_assert_nonnull(strstr(err->message, "is larger than 16 MiB"));
+	g_unlink(ok);
+	g_unlink(big);
+	/* without the limit, /dev/zero would be read until memory runs out */
+	if (s || !err || !strstr(err->message, "is larger than 16 MiB")) {
+		cap_shape_free(s);
+		return;
+	}
+	g_clear_error(&err);
+	s = cap_shape_from_xml_file(&h, "/dev/zero", &err);
+	g_assert_null(s);
+	g_assert_error(err, DMEM_ERROR, DMEM_ERROR_FAILED);
+	g_clear_error(&err);
+
+	g_assert_cmpint(run_cli(args, &out, &err_text), ==, 2);
+	g_assert_cmpstr(err_text, ==,
+			"dmem-capacity: error: --xml: '/dev/zero' is larger than 16 MiB: not a domain XML\n");
+	g_assert_cmpstr(out, ==, "");
+}
+
 /*
  * libvirt nodesets apply left to right: "^1,1-2" is nodes 1-2 and
  * "0-3,^2,2" all four.  Each cell is bound where the hook binds its file;
@@ -784,6 +918,28 @@ static void test_live_fallback(void)
 	g_assert_cmpuint(h.node[1].ram, ==, UINT64_C(16252928) * 1024 / 63 * 64 + G(240));
 }
 
+/*
+ * Booted without dmem=: dmem stats present, every pool 0.  The reserve is
+ * not "measured" as all of RAM and there is no "as booted" model.
+ */
+static void test_live_no_pool(void)
+{
+	g_autofree char *root = fake_root_no_pool();
+	cap_host h;
+	g_autoptr(GError) err = NULL;
+
+	cap_host_init(&h);
+	g_assert_true(cap_host_from_root(&h, root, &err));
+	g_assert_no_error(err);
+	g_assert_true(h.has_dmem);
+	g_assert_false(cap_host_dmem_booted(&h));
+	cap_host_measure_reserve(&h);
+	g_assert_false(h.reserve_measured);
+	g_assert_cmpuint(h.reserve, ==, CAP_DEFAULT_RESERVE);
+	g_assert_false(cap_model_present(&h, CAP_M_DMEM_BOOTED));
+	g_assert_false(cap_model_present(&h, CAP_M_DMEM_FREE));
+}
+
 static void test_live_missing(void)
 {
 	g_autofree char *root = g_build_filename(tmpdir, "nothing-here", NULL);
@@ -819,6 +975,15 @@ static const struct {
 	{ "unknown-arg", { "--frobnicate" }, "unknown argument" },
 	{ "missing-value", { "--host" }, "needs a value" },
 	{ "xml-missing", { "--host", "node0=1G", "--xml", "/nonexistent/d.xml" }, "--xml" },
+	{ "host-above-4EiB", { "--host", "node0=8192P" }, "size '8192P' is too large (at most 4096P)" },
+	{ "host-total-above-4EiB", { "--host", "node0=4096P,node1=1G" },
+	  "--host: the nodes add up to more than 4096P" },
+	{ "guest-above-4EiB", { "--host", "node0=256G", "--guest", "8192P", "--json" }, "too large" },
+	{ "guest-cells-above-4EiB", { "--host", "node0=256G", "--guest", "4096P+4096P" },
+	  "the cells add up to more than 4096P" },
+	{ "reserve-above-4EiB", { "--host", "node0=256G", "--reserve", "9000P", "--json" },
+	  "--reserve: size '9000P' is too large" },
+	{ "dmem-above-4EiB", { "--host", "node0=4096P", "--dmem", "node0=8192P" }, "too large" },
 };
 
 static void test_cli_bad(gconstpointer data)
@@ -903,6 +1068,103 @@ static void test_cli_recommend(void)
 	g_assert_cmpint(fit_json(o, 0, "hugetlb-1g-hvo"), ==, 2 * 62);
 	g_assert_cmpstr(json_object_get_string_member(json_object_get_object_member(o, "host"),
 						      "reserve_source"), ==, "given");
+	json_node_unref(root);
+}
+
+/*
+ * A node smaller than what every node keeps gets no dmem: 0, said so,
+ * not RAM - keep wrapped around to 16 EiB.
+ */
+static void test_cli_recommend_small_node(void)
+{
+	const char *args[] = { "--host", "node0=64G,node1=2G", "--guest", "1G", "--recommend", NULL };
+	const char *tiny[] = { "--host", "node0=1G", "--recommend", NULL };
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+
+	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
+	if (!out)
+		return;
+	g_assert_nonnull(strstr(out, "\nrecommended: dmem=!2176M:128M\n"));
+	g_assert_nonnull(strstr(out, " node0 61.88 GiB node1 0 B (too small: nothing left after what "
+				     "it keeps)\n"));
+	g_assert_null(strstr(out, "17179869183"));
+	g_assert_cmpstr(err, ==, "");
+
+	/* a host smaller than its reserve keeps all of it */
+	g_assert_cmpint(run_cli(tiny, &out2, &err2), ==, 0);
+	if (out2)
+		g_assert_nonnull(strstr(out2, "\nrecommended: dmem=!1G:128M\n"));
+	if (out2)
+		g_assert_nonnull(strstr(out2, " node0 0 B (too small: nothing left after what it keeps)\n"));
+}
+
+/*
+ * A live host booted without dmem=: one line, exit 1, no output and no SVG;
+ * --recommend (what to boot with) still works, on the default reserve.
+ */
+static void test_cli_live_no_pool(void)
+{
+	g_autofree char *root_dir = fake_root_no_pool();
+	g_autofree char *svg = g_build_filename(tmpdir, "no-pool.svg", NULL);
+	const char *modes[][8] = {
+		{ "--root", root_dir, "--guest", "4G", NULL },
+		{ "--root", root_dir, "--guest", "4G", "--json", NULL },
+		{ "--root", root_dir, "--prometheus", NULL },
+		{ "--root", root_dir, "--reserve", "8G", "--svg", svg, NULL },
+	};
+	const char *rec[] = { "--root", root_dir, "--guest", "4G", "--recommend", NULL };
+	g_autofree char *out = NULL, *err = NULL;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+		g_autofree char *o = NULL, *e = NULL;
+
+		g_assert_cmpint(run_cli(modes[i], &o, &e), ==, 1);
+		g_assert_cmpstr(e, ==, "dmem-capacity: error: no dmem reserved on this host (every "
+				       "node's pool is 0): boot with dmem= (--recommend gives a value)\n");
+		g_assert_cmpstr(o, ==, "");
+	}
+	g_assert_false(g_file_test(svg, G_FILE_TEST_EXISTS));
+
+	g_assert_cmpint(run_cli(rec, &out, &err), ==, 0);
+	if (!out)
+		return;
+	g_assert_nonnull(strstr(out, "\nreserve 4.00 GiB for host kernel+QEMU, in every model (default)"));
+	g_assert_null(strstr(out, "(measured)"));
+	g_assert_null(strstr(out, "dmem, as booted"));
+	g_assert_nonnull(strstr(out, "\nrecommended: dmem=!2176M:128M\n"));
+	g_assert_nonnull(strstr(out, " node0 13.88 GiB node1 13.88 GiB\n"));
+	g_assert_nonnull(strstr(out, "\nwarning: no dmem reserved on any node (booted without dmem=)"));
+	g_assert_cmpstr(err, ==, "");
+}
+
+/*
+ * The JSON writer never emits a negative byte count, even for a figure the
+ * parser would have refused (2^63 and more, set here directly).
+ */
+static void test_json_u64(void)
+{
+	cap_host h;
+	cap_report r;
+	g_autofree char *text = NULL;
+	JsonNode *root, *ram;
+
+	cap_host_init(&h);
+	h.nnodes = 1;
+	h.node[0].ram = (UINT64_C(1) << 63) + CAP_TIB;
+	h.reserve = G_MAXUINT64 - 1;
+	cap_report_build(&r, &h, NULL, 0);
+	text = cap_report_json(&r);
+	cap_report_clear(&r);
+	g_assert_null(strstr(text, ":-"));
+	root = parse_json(text);
+	g_assert_nonnull(root);
+	if (!root)
+		return;
+	ram = json_object_get_member(json_object_get_object_member(json_node_get_object(root), "host"),
+				     "ram_bytes");
+	g_assert_nonnull(ram);
+	if (ram)
+		g_assert_cmpfloat(json_node_get_double(ram), >=, 9.2e18);
 	json_node_unref(root);
 }
 
@@ -1360,6 +1622,7 @@ int main(int argc, char **argv)
 
 	g_test_add_func("/capacity/units/sizes", test_sizes);
 	g_test_add_func("/capacity/units/bad-sizes", test_bad_sizes);
+	g_test_add_func("/capacity/units/size-limit-4EiB", test_size_limit);
 	g_test_add_func("/capacity/units/nodes", test_nodes);
 	g_test_add_func("/capacity/model/memmap-and-bitmap", test_memmap);
 	g_test_add_func("/capacity/model/2x256G-all-models", test_models_2x256);
@@ -1377,9 +1640,13 @@ int main(int argc, char **argv)
 	g_test_add_func("/capacity/xml/dimm-unknown-cell-refused", test_xml_dimm_bad_node);
 	g_test_add_func("/capacity/xml/virtio-mem-counts-requested", test_xml_virtio_mem);
 	g_test_add_func("/capacity/xml/hugepages-guest-has-a-shape", test_xml_hugepages_shape);
+	g_test_add_func("/capacity/xml/memory-above-4EiB", test_xml_too_large);
+	g_test_add_func("/capacity/xml/file-size-limit", test_xml_file_limit);
 	g_test_add_func("/capacity/live/fake-tree", test_live_tree);
 	g_test_add_func("/capacity/live/memtotal-fallback", test_live_fallback);
 	g_test_add_func("/capacity/live/missing-root", test_live_missing);
+	g_test_add_func("/capacity/live/booted-without-dmem", test_live_no_pool);
+	g_test_add_func("/capacity/report/json-u64-never-negative", test_json_u64);
 	for (size_t i = 0; i < G_N_ELEMENTS(cli_bad); i++) {
 		g_autofree char *p = g_strdup_printf("/capacity/cli/exit2/%s", cli_bad[i].name);
 
@@ -1387,6 +1654,8 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/capacity/cli/table-planning", test_cli_table);
 	g_test_add_func("/capacity/cli/recommend", test_cli_recommend);
+	g_test_add_func("/capacity/cli/recommend-node-below-keep", test_cli_recommend_small_node);
+	g_test_add_func("/capacity/cli/live-booted-without-dmem", test_cli_live_no_pool);
 	g_test_add_func("/capacity/cli/prometheus", test_cli_prometheus);
 	g_test_add_func("/capacity/cli/table-live", test_cli_table_live);
 	g_test_add_func("/capacity/cli/json-planning", test_cli_json_planning);
