@@ -93,7 +93,7 @@ case $stage in
 		if [ -z "$l" ] && [ ! -s "$(serial_of "$name")" ]; then
 			# An L2 that never prints under TCG-emulated SVM (seen in
 			# kvm.l2-steal too): one retry, on the record
-			skip "l2-$ps-attempt1" "retried: silent for 300 s (domain '$(domstate "$name")', QEMU CPU $(ps -o time= -p "$(qemu_pid "$name")" 2> /dev/null))"
+			skip "l2-$ps-attempt1" "retried: silent for 300 s (domain '$(domstate "$name")', QEMU CPU $(ps -o time= -p "$(qemu_pid "$name")" 2> /dev/null); $(qemu_diag "$name"))"
 			virsh destroy "$name" > /dev/null 2>&1
 			virsh start "$name" > "/tmp/$name.err" 2>&1
 			l=$(wait_pass "$name" 0 300)
@@ -120,23 +120,23 @@ case $stage in
 	# the last word of each guest before it stops
 	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
 	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
-	# dmem-liveupdate kexecs this L1: only a failure comes back here.
-	# tsc=reliable: TCG's vCPU TSCs drift apart while L2s run, and a kernel
-	# that finds them unsynchronized falls back to the HPET, whose every
-	# read traps under TCG: the boot then takes a minute instead of
-	# seconds.  Hardware TSCs stay synchronized over a kexec.
+	# dmem-liveupdate kexecs this L1: only a failure comes back here.  The
+	# next kernel boots as this one did.  (Not tsc=reliable: TCG's vCPU
+	# TSCs are not synchronized, and a kernel told to trust them anyway
+	# lost the L2s' timer interrupts: restored guests halted for good.)
 	"$LU" --kernel "$KERNEL" --initrd "$INITRD" \
-		--append "tsc=reliable l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=2,$args"
+		--append "l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=2,$args"
 	why="dmem-liveupdate came back (exit $?) instead of executing the kernel"
 	not_run kexec
 	;;
 2)
 	mark=0
 	start_ms=$(date +%s%3N) up=$(cut -d' ' -f1 /proc/uptime)
-	setup_no_mount
+	# the guests' device state is on the disk: without it nothing can come back
+	setup_no_mount && mkdir -p "$STATE" && mount /dev/vda "$STATE" 2> /tmp/state-mount.err
 	r=$?
-	ok setup-2 "libvirt setup failed" $r || { why="setup failed"; not_run restore; }
-	mkdir -p "$STATE" && mount /dev/vda "$STATE"
+	ok setup-2 "libvirt setup or the state disk failed ($ACC_STEP; $(tr '\n' ' ' < /tmp/state-mount.err))" $r ||
+		{ why="setup failed"; not_run restore; }
 	setup_ms=$(date +%s%3N)
 	pass kexec "L1 came back through dmem-liveupdate's kexec ($(tr ' ' '\n' < /proc/cmdline | grep -E '^dmem(fs_recover)?=' | tr '\n' ' '))"
 	sizes=$(stat -c '%s' "$SAVE/$U2.save" "$SAVE/$U1G.save" 2> /dev/null | tr '\n' ' ')
@@ -152,7 +152,7 @@ case $stage in
 	# every guest left the state as it came back: a rerun has nothing to do
 	out2=$("$LU" --restore 2>&1)
 	rc2=$?
-	check restore-rerun "a second --restore: rc $rc2, '$out2'; state: $(tr '\n' ' ' < "$SAVE/liveupdate.state" 2>&1)" \
+	check restore-rerun "a second --restore: rc $rc2, '$out2'; state: $(tr '\n' ' ' 2>&1 < "$SAVE/liveupdate.state")" \
 		eval '[ "$rc2" = 0 ] && [[ "$out2" == "nothing to restore"* ]] && [ ! -e "$SAVE/liveupdate.state" ]'
 	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) s (L1 kernel to userspace ${up} s, under TCG), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms))) s"
 	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms)))"
@@ -185,11 +185,12 @@ case $stage in
 		virsh restore "$STATE/plain.save" >> /tmp/plain.err 2>&1
 		t2=$(now_ms)
 		l=$(wait_pass "$name" "$(agent_field "$l0" pass)" 300)
+		t3=$(now_ms)
 		rm -f "$STATE/plain.save"
 		# the image holds the pattern's memory: x-ignore-shared is off again
 		[ "$size" -ge $((kib * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
-			bad+="$name: image $size bytes for $kib KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err); "
-		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s)"
+			bad+="$name: image $size bytes for $kib KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err) (domain '$(domstate "$name")', last serial '$(last_serial "$name")', $(qemu_diag "$name"), QEMU log: $(grep -v '^\s*$' "$SERIAL_DIR/$name.log" 2> /dev/null | tail -3 | cut -c1-200 | tr '\n' ' ')); "
+		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s), the agent's next check $(ms_to_s $((t3 - t2))) s after"
 		res "PLAINSAVE size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
 	done
 	check plain-save-restore "$bad" [ -z "$bad" ]

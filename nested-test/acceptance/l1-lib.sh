@@ -191,6 +191,20 @@ wait_serial() { # wait_serial FILE REGEX TIMEOUT_S -> prints the first matching 
 	return 1
 }
 qemu_pid() { local p; p=$(cat "/run/libvirt/qemu/$1.pid" 2> /dev/null) && kill -0 "$p" 2> /dev/null && echo "$p"; }
+# qemu_diag NAME: where a silent guest's QEMU spends its time, on one line:
+# each vCPU thread's user and system ticks and its kernel stack's top, and
+# the guest's instruction pointer (a guest loop, or KVM looping in L1)
+qemu_diag() {
+	local p t st
+	p=$(qemu_pid "$1") || { echo "no QEMU"; return; }
+	for t in /proc/"$p"/task/*; do
+		grep -q '^CPU' "$t/comm" 2> /dev/null || continue
+		read -ra st < "$t/stat"
+		printf '%s: utime %s stime %s state %s, kernel: %s; ' "$(cat "$t/comm")" "${st[13]}" "${st[14]}" "${st[2]}" \
+			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
+	done
+	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
+}
 # dmemfs files of a domain (by UUID) under every mount, one per line
 dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
 agent_field() { # agent_field LINE KEY
