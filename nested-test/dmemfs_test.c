@@ -1784,17 +1784,19 @@ TEST_F_TIMEOUT(zeroing, suspend_freezes_busy_zeroer, 300)
 
 /*
  * Hibernation: the image holds no dmem, so it is refused while a dpage is
- * allocated, with a message; and after it every free page is dirty again,
- * for the zeroers to clear once more.
+ * allocated, with a message; with nothing allocated it goes through.
+ * (The second check, with every task frozen, and the pool marked dirty
+ * after the image run in syscore hooks, which only pm_test=core reaches;
+ * that level suspends L1's devices and its virtio-9p root does not come
+ * back, so they are not tested here.)
  */
-TEST_F_TIMEOUT(zeroing, hibernation_refused_and_redirties, 300)
+TEST_F_TIMEOUT(zeroing, hibernation_refused_while_in_use, 300)
 {
+	const char *const refused[] = { "hibernation refused", NULL };
 	char state[256] = "";
-	struct dstats now;
 	int fd, kmsg, err, n;
 	char *line;
 	void *p;
-	const char *const refused[] = { "hibernation refused", NULL };
 
 	ASSERT_EQ(0, access(PM_TEST, W_OK)) TH_LOG("no %s (CONFIG_PM_DEBUG)", PM_TEST);
 	fd = open(PM_STATE, O_RDONLY);
@@ -1818,17 +1820,8 @@ TEST_F_TIMEOUT(zeroing, hibernation_refused_and_redirties, 300)
 	close(fd);
 	unlink_in(_metadata, self->dir, "held");
 
-	/* nothing in use: it goes through, and the pool is dirty after it */
-	ASSERT_EQ(0, wait_clean(120));
-	ASSERT_EQ(0, write_str(ZEROING, "0"));
 	err = pm_freezer_test("disk");
 	EXPECT_EQ(0, err) TH_LOG("hibernation with no dmem in use: %s", strerror(-err));
-	ASSERT_EQ(0, read_stats(&now));
-	for (n = 0; n < now.nr; n++)
-		EXPECT_EQ(0, dmem_node_bytes(n, "zeroed"))
-			TH_LOG("node%d: %lu bytes still called zeroed", n, dmem_node_bytes(n, "zeroed"));
-	ASSERT_EQ(0, write_str(ZEROING, "1"));
-	EXPECT_EQ(0, wait_clean(240));
 	expect_baseline(_metadata, &self->base, "after hibernation");
 }
 
