@@ -36,13 +36,13 @@ kernel-modular: deps
 	@FLAVOR=modular kernel/build.sh
 
 # Fragments owned by each part of the tree.
--include userspace.mk
--include capacity/capacity.mk
--include liveupdate/liveupdate.mk
--include guest-images/guest.mk
--include nested-test/nested.mk
--include nested-test/acceptance/acceptance.mk
--include bench/bench.mk
+include userspace.mk
+include capacity/capacity.mk
+include liveupdate/liveupdate.mk
+include guest-images/guest.mk
+include nested-test/nested.mk
+include nested-test/acceptance/acceptance.mk
+include bench/bench.mk
 
 # Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
 # to $(RESULTS)/<step>.results and must write a FAIL line itself if it breaks.
