@@ -27,6 +27,10 @@
  *  srao.while_background_zeroing
  *      the same on a free 1G dpage that the background zeroer is clearing
  *      (node 1: the tests before leave no whole GiB of node 0 healthy).
+ *  srao_on_table.persist_table_page
+ *      an action-optional error on a page of a persisted table: the table
+ *      goes without a write to that page, a change to the files does not
+ *      oops, and the next persist uses another page.
  *
  *   mce_test          run all tests (TAP on stdout)
  *   mce_test --list   print the test names, one a line, and exit
@@ -42,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -401,6 +406,89 @@ TEST_F_TIMEOUT(srao, while_background_zeroing, 600)
 	EXPECT_EQ(0, dmem_node_bytes(1, "dirty"));
 	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(1, "free"));
 	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(1, "poisoned"));
+}
+
+/* The table address /proc/mounts shows for the mount at @dir; 0: none. */
+static uint64_t persisted_at(const char *dir)
+{
+	char line[1024], *at;
+	uint64_t addr = 0;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp || strncmp(sp + 1, dir, strlen(dir)) || sp[1 + strlen(dir)] != ' ')
+			continue;
+		at = strstr(line, "persisted=");
+		if (at)
+			addr = strtoull(at + strlen("persisted="), NULL, 0);
+	}
+	if (f)
+		fclose(f);
+	return addr;
+}
+
+/*
+ * An error on a page of a persisted table, which no file holds: the
+ * table goes, without a write to the bad page (the machine-check code
+ * took it out of the direct map), so the next change to the files, which
+ * would wipe a live table, does not oops (it did before the fix, holding
+ * the table lock); and the next persist writes its table elsewhere.
+ */
+FIXTURE(srao_on_table) {
+	char dir[32];
+};
+
+FIXTURE_SETUP(srao_on_table)
+{
+	strcpy(self->dir, "/tmp/mce-table.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+}
+
+FIXTURE_TEARDOWN(srao_on_table)
+{
+	umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+TEST_F_TIMEOUT(srao_on_table, persist_table_page, 300)
+{
+	const char *dir = self->dir;
+	uint64_t addr, again;
+	int64_t pois0;
+	char path[96];
+	int fd;
+
+	ASSERT_EQ(0, access(MCELOG, W_OK)) TH_LOG("no %s", MCELOG);
+	ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, "pagesize=4K"));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, SZ_4K));
+	close(fd);
+	ASSERT_EQ(0, mount("none", dir, NULL, MS_REMOUNT, "persist"))
+		TH_LOG("remount persist: %s", strerror(errno));
+	addr = persisted_at(dir);
+	ASSERT_NE(0, addr) TH_LOG("no persisted= in /proc/mounts");
+	pois0 = dmem_pool_sum("poisoned");
+	ASSERT_LE(0, pois0);
+	logged_severity(0);
+	ASSERT_EQ(0, pin_to(0));
+	EXPECT_EQ(0, raise_mce(addr, 0, 0)) TH_LOG("%s: %s", MCELOG, strerror(errno));
+	for (int i = 0; i < 6000 && dmem_pool_sum("poisoned") < pois0 + (int64_t)SZ_4K; i++)
+		usleep(10000);
+	EXPECT_EQ(pois0 + (int64_t)SZ_4K, dmem_pool_sum("poisoned")) TH_LOG("the error was never handled");
+	EXPECT_EQ(SEV_AO, logged_severity(addr));
+	EXPECT_EQ(0, persisted_at(dir)) TH_LOG("the table at %#lx is still published", addr);
+	/* a change: it would wipe a live table */
+	EXPECT_EQ(0, chmod(path, 0640));
+	EXPECT_EQ(0, mount("none", dir, NULL, MS_REMOUNT, "persist"))
+		TH_LOG("persist after the error: %s", strerror(errno));
+	again = persisted_at(dir);
+	EXPECT_NE(0, again);
+	EXPECT_NE(addr, again) TH_LOG("the new table is on the bad page");
+	TH_LOG("table at %#lx had the error; the next one is at %#lx", addr, again);
 }
 
 int main(int argc, char **argv)
