@@ -1045,24 +1045,6 @@ TEST_F(dmemfs, dirs_and_rename)
 /* carries it over kexec; here, what it is true of and what it costs)   */
 /* -------------------------------------------------------------------- */
 
-/* The persisted= address /proc/mounts shows for @dir, 0 when none. */
-static uint64_t persisted(const char *dir)
-{
-	char line[512], *at;
-	uint64_t addr = 0;
-	size_t n = strlen(dir);
-	FILE *f = fopen("/proc/mounts", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "none ", 5) && !strncmp(line + 5, dir, n) &&
-		    line[5 + n] == ' ' && (at = strstr(line, ",persisted=")))
-			addr = strtoull(at + 11, NULL, 0);
-	fclose(f);
-	return addr;
-}
-
 static int persist(const char *dir)
 {
 	return mount("none", dir, NULL, MS_REMOUNT, "persist") ? errno : 0;

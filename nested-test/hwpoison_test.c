@@ -178,11 +178,7 @@ static uint64_t map_pattern(struct __test_metadata *_metadata, const char *dir,
 	ASSERT_EQ(0, prctl(PR_MCE_KILL, PR_MCE_KILL_SET, PR_MCE_KILL_EARLY, 0, 0));
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
 	snprintf(path, sizeof(path), "%s/guest", dir);
-	*fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, *fd);
-	ASSERT_EQ(0, ftruncate(*fd, size));
-	*p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
-	ASSERT_NE(MAP_FAILED, *p);
+	*p = map_new_file(_metadata, path, size, fd);
 	for (i = 0; i < size; i += SZ_4K)
 		*(uint64_t *)(*p + i) = MAGIC ^ i;
 	phys = phys_of(*fd, variant->bad_off);
@@ -202,21 +198,6 @@ static ssize_t inject(uint64_t pfn)
 	n = write(fd, buf, len);
 	close(fd);
 	return n == len ? 0 : -1;
-}
-
-struct toucher {
-	volatile uint8_t *p;
-	volatile int started, done;
-};
-
-static void *touch_first_byte(void *arg)
-{
-	struct toucher *t = arg;
-
-	t->started = 1;
-	t->p[0] = 1;
-	t->done = 1;
-	return NULL;
 }
 
 /*
@@ -271,21 +252,10 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 	free0 = dmem_node_bytes(0, "free");
 	pois0 = dmem_node_bytes(0, "poisoned");
 
-	snprintf(path, sizeof(path), "%s/probe", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, fallocate(fd, 0, 0, SZ_1G)) TH_LOG("no free GiB on node0");
-	phys = phys_of(fd, 0);
-	ASSERT_NE(0, phys);
-	close(fd);
-	ASSERT_EQ(0, unlink(path));
+	phys = dirty_gib(_metadata, self->dir);
 
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, SZ_1G));
-	p = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
+	p = map_new_file(_metadata, path, SZ_1G, &fd);
 	t.p = p;
 	ASSERT_EQ(0, pthread_create(&th, NULL, touch_first_byte, &t));
 	while (!t.started)

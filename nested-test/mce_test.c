@@ -206,11 +206,7 @@ TEST_F_TIMEOUT(srar, data_load, 600)
 	ASSERT_EQ(0, pin_to(cpu)) TH_LOG("sched_setaffinity: %s", strerror(errno));
 	ASSERT_EQ(0, catch_sigbus());
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, size));
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
+	p = map_new_file(_metadata, path, size, &fd);
 	for (i = 0; i < size; i += SZ_4K)
 		*(uint64_t *)(p + i) = MAGIC ^ i;
 	phys = phys_of(fd, variant->bad_off);
@@ -282,42 +278,6 @@ FIXTURE_TEARDOWN(srao)
 	rmdir(self->dir);
 }
 
-struct toucher {
-	volatile uint8_t *p;
-	volatile int started, done;
-};
-
-static void *touch_first_byte(void *arg)
-{
-	struct toucher *t = arg;
-
-	pin_to(1);
-	t->started = 1;
-	t->p[0] = 1;
-	t->done = 1;
-	return NULL;
-}
-
-/*
- * A GiB given back by a probe file, dirty, that the next 1G fault on the
- * node the task is bound to gets: its physical address.
- */
-static uint64_t dirty_gib(struct __test_metadata *_metadata, const char *dir)
-{
-	char path[128];
-	uint64_t phys;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/probe", dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	EXPECT_LE(0, fd);
-	EXPECT_EQ(0, fallocate(fd, 0, 0, SZ_1G)) TH_LOG("no whole free GiB on the node");
-	phys = phys_of(fd, 0);
-	close(fd);
-	unlink(path);
-	return phys;
-}
-
 TEST_F_TIMEOUT(srao, while_allocating, 600)
 {
 	/* late in the GiB: the fault clears it after the error is handled */
@@ -334,17 +294,14 @@ TEST_F_TIMEOUT(srao, while_allocating, 600)
 	ASSERT_EQ(0, catch_sigbus());
 	pois0 = dmem_node_bytes(0, "poisoned");
 	phys = dirty_gib(_metadata, self->dir);
-	ASSERT_NE(0, phys);
 
 	snprintf(path, sizeof(path), "%s/guest", self->dir);
-	fd = open(path, O_RDWR | O_CREAT, 0600);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ftruncate(fd, SZ_1G));
-	p = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p);
+	p = map_new_file(_metadata, path, SZ_1G, &fd);
 	t.p = p;
-	ASSERT_EQ(0, pin_to(0));
+	/* the fault on CPU 1 (the thread inherits it), the error raised on 0 */
+	ASSERT_EQ(0, pin_to(1));
 	ASSERT_EQ(0, pthread_create(&th, NULL, touch_first_byte, &t));
+	ASSERT_EQ(0, pin_to(0));
 	while (!t.started)
 		;
 	usleep(20000);
@@ -385,7 +342,6 @@ TEST_F_TIMEOUT(srao, while_background_zeroing, 600)
 	pois0 = dmem_node_bytes(1, "poisoned");
 	free0 = dmem_node_bytes(1, "free");
 	phys = dirty_gib(_metadata, self->dir);
-	ASSERT_NE(0, phys);
 	ASSERT_NE(0, dmem_node_bytes(1, "dirty")) TH_LOG("the GiB came back clean");
 
 	/* the zeroer starts on the dirty GiB; the error lands late in it */
@@ -406,27 +362,6 @@ TEST_F_TIMEOUT(srao, while_background_zeroing, 600)
 	EXPECT_EQ(0, dmem_node_bytes(1, "dirty"));
 	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(1, "free"));
 	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(1, "poisoned"));
-}
-
-/* The table address /proc/mounts shows for the mount at @dir; 0: none. */
-static uint64_t persisted_at(const char *dir)
-{
-	char line[1024], *at;
-	uint64_t addr = 0;
-	FILE *f = fopen("/proc/mounts", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *sp = strchr(line, ' ');
-
-		if (!sp || strncmp(sp + 1, dir, strlen(dir)) || sp[1 + strlen(dir)] != ' ')
-			continue;
-		at = strstr(line, "persisted=");
-		if (at)
-			addr = strtoull(at + strlen("persisted="), NULL, 0);
-	}
-	if (f)
-		fclose(f);
-	return addr;
 }
 
 /*
@@ -469,7 +404,7 @@ TEST_F_TIMEOUT(srao_on_table, persist_table_page, 300)
 	close(fd);
 	ASSERT_EQ(0, mount("none", dir, NULL, MS_REMOUNT, "persist"))
 		TH_LOG("remount persist: %s", strerror(errno));
-	addr = persisted_at(dir);
+	addr = persisted(dir);
 	ASSERT_NE(0, addr) TH_LOG("no persisted= in /proc/mounts");
 	pois0 = dmem_pool_sum("poisoned");
 	ASSERT_LE(0, pois0);
@@ -480,12 +415,12 @@ TEST_F_TIMEOUT(srao_on_table, persist_table_page, 300)
 		usleep(10000);
 	EXPECT_EQ(pois0 + (int64_t)SZ_4K, dmem_pool_sum("poisoned")) TH_LOG("the error was never handled");
 	EXPECT_EQ(SEV_AO, logged_severity(addr));
-	EXPECT_EQ(0, persisted_at(dir)) TH_LOG("the table at %#lx is still published", addr);
+	EXPECT_EQ(0, persisted(dir)) TH_LOG("the table at %#lx is still published", addr);
 	/* a change: it would wipe a live table */
 	EXPECT_EQ(0, chmod(path, 0640));
 	EXPECT_EQ(0, mount("none", dir, NULL, MS_REMOUNT, "persist"))
 		TH_LOG("persist after the error: %s", strerror(errno));
-	again = persisted_at(dir);
+	again = persisted(dir);
 	EXPECT_NE(0, again);
 	EXPECT_NE(addr, again) TH_LOG("the new table is on the bad page");
 	TH_LOG("table at %#lx had the error; the next one is at %#lx", addr, again);

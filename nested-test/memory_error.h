@@ -2,8 +2,9 @@
 /*
  * What the memory-error tests share (hwpoison_test.c, mce_test.c): the
  * physical address behind a file offset, the node to allocate on, a
- * dmemfs instance in a fresh directory, a SIGBUS catcher, and the page
- * sizes the tests run at.  One program includes it once; include after
+ * dmemfs instance in a fresh directory, a mapped new file, a dirty GiB
+ * and a thread that faults on it, a SIGBUS catcher, and the page sizes
+ * the tests run at.  One program includes it once; include after
  * kselftest_harness.h and test_util.h.
  */
 #ifndef DMEMFS_MEMORY_ERROR_H
@@ -11,12 +12,14 @@
 
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,6 +61,58 @@ static inline int mount_tmp(char *dir, const char *opts)
 		return 0;
 	rmdir(dir);
 	return -1;
+}
+
+/* A new file at @path of @size bytes, mapped shared; its fd in *@fd. */
+static inline uint8_t *map_new_file(struct __test_metadata *_metadata, const char *path,
+				    size_t size, int *fd)
+{
+	uint8_t *p;
+
+	*fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, *fd);
+	ASSERT_EQ(0, ftruncate(*fd, size));
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	return p;
+}
+
+/*
+ * A GiB that a probe file in @dir (a 1G instance) takes and gives back,
+ * dirty while background zeroing is off: the next 1G fault on the node
+ * the task is bound to gets it.  Its physical address.
+ */
+static inline uint64_t dirty_gib(struct __test_metadata *_metadata, const char *dir)
+{
+	char path[128];
+	uint64_t phys;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/probe", dir);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, SZ_1G)) TH_LOG("no whole free GiB on the node");
+	phys = phys_of(fd, 0);
+	ASSERT_NE(0, phys);
+	close(fd);
+	ASSERT_EQ(0, unlink(path));
+	return phys;
+}
+
+/* A thread that touches the first byte at @p: a fault that allocates. */
+struct toucher {
+	volatile uint8_t *p;
+	volatile int started, done;
+};
+
+static inline void *touch_first_byte(void *arg)
+{
+	struct toucher *t = arg;
+
+	t->started = 1;
+	t->p[0] = 1;
+	t->done = 1;
+	return NULL;
 }
 
 /* What the last SIGBUS said; AR jumps back, AO returns. */

@@ -87,6 +87,27 @@ static inline int64_t dmem_pool_sum(const char *what)
 	return found ? sum : -1;
 }
 
+/*
+ * The persisted= address /proc/mounts shows for the dmemfs mount (source
+ * "none") at @dir, 0 when none.
+ */
+static inline uint64_t persisted(const char *dir)
+{
+	char line[512], *at;
+	uint64_t addr = 0;
+	size_t n = strlen(dir);
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "none ", 5) && !strncmp(line + 5, dir, n) &&
+		    line[5 + n] == ' ' && (at = strstr(line, ",persisted=")))
+			addr = strtoull(at + 11, NULL, 0);
+	fclose(f);
+	return addr;
+}
+
 #define TRACING		"/sys/kernel/tracing"
 
 /* Write @s to @path (truncating); 0 or -1. */
