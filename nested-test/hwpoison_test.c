@@ -18,7 +18,9 @@
  * alloc.poison_while_allocating injects into a 1G dpage that a fault is
  * still zeroing, before the file holds it, and checks that the bad page is
  * never mapped.  alloc.search_passes_busy_files checks that the search for
- * a bad page's owner does not wait for another file's long fallocate().
+ * a bad page's owner does not wait for another file's long fallocate(),
+ * alloc.owner_busy_fallocating that marking the owner does not wait for
+ * the owner's own.
  *
  * Each test leaves one 4 KiB page of its node poisoned for good, so the
  * runner (nested-test/l1-trunk.sh) runs this program last.
@@ -372,6 +374,69 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	umount(busy_dir);
 	rmdir(bad_dir);
 	rmdir(busy_dir);
+	signal(SIGBUS, SIG_DFL);
+}
+
+/*
+ * The same for the owner itself: the error lands in the first dpage of a
+ * file that another thread is filling with fallocate(), which holds the
+ * file's invalidate lock exclusively for the whole range.  Marking the bad
+ * dpage must not wait for it (memory_failure() holds the host-wide
+ * mf_mutex meanwhile), and the mark must still hold: the bad page gets
+ * SIGBUS, its neighbour in the dpage reads back.
+ */
+TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
+{
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	uint64_t free1, pois1, phys, val;
+	struct filler f = { 0 };
+	char dir[64], path[96];
+	int in_window;
+	pthread_t th;
+	uint8_t *p;
+
+	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
+	ASSERT_EQ(0, mount_tmp(dir, "pagesize=2M")) TH_LOG("mount 2M: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/owner", dir);
+	pois1 = dmem_node_bytes(1, "poisoned");
+	ASSERT_EQ(0, bind_to(1));
+	f.fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, f.fd);
+	ASSERT_EQ(0, fallocate(f.fd, 0, 0, SZ_2M));
+	phys = phys_of(f.fd, SZ_4K);
+	ASSERT_NE(0, phys);
+	free1 = dmem_node_bytes(1, "free");
+	f.len = ((free1 < SZ_1G ? free1 : SZ_1G) & ~(SZ_2M - 1)) + SZ_2M;
+	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node1: %lu bytes free", free1);
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
+	/* two more dpages out of the pool: the fallocate holds the lock */
+	while (!f.done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
+		;
+	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	in_window = !f.done;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
+	TH_LOG("error at pfn %#lx handled %s the owner's %zu MiB fallocate ended",
+	       phys / SZ_4K, in_window ? "before" : "after", f.len >> 20);
+	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for its owner's fallocate");
+	EXPECT_EQ(pois1 + SZ_4K, dmem_node_bytes(1, "poisoned"));
+
+	p = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)p, &val));
+	EXPECT_EQ(0, val);
+	EXPECT_EQ(-1, read_or_sigbus((volatile uint64_t *)(p + SZ_4K), &val))
+		TH_LOG("the bad page is mapped");
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)(p + SZ_4K), bus_addr);
+	munmap(p, SZ_2M);
+	close(f.fd);
+	unlink(path);
+	/* all but the bad 4 KiB page back, the first dpage's others too */
+	EXPECT_EQ(free1 + SZ_2M - SZ_4K, dmem_node_bytes(1, "free"));
+	umount(dir);
+	rmdir(dir);
 	signal(SIGBUS, SIG_DFL);
 }
 

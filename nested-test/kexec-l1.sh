@@ -6,7 +6,8 @@
 #   stage 1  files on dmemfs 2M, 1G and 4K with a seeded pattern (a
 #            directory, a sparse file, owners, modes, memory policies);
 #            persist 2M and 1G; persist 4K, then change it (its table
-#            must go).  The attack of a tenant (uid 1000) on an instance
+#            must go); persist a 4K instance "bad", then a memory error
+#            in its table's first page (its table must go).  The attack of a tenant (uid 1000) on an instance
 #            "tenant": root persists it and keeps ADDR:KEY for the kexec;
 #            the tenant reads the address in /proc/mounts, drops the
 #            table with a touch and grows a file on the table's node:
@@ -18,9 +19,10 @@
 #            naming the dpages of a victim's file on an instance that is
 #            not persisted.  kexec into the
 #            same bzImage, with fixed dmem= ranges (from sysfs) and
-#            dmemfs_recover= naming the four tables with their keys
+#            dmemfs_recover= naming the five tables with their keys
 #   stage 2  the 2M and 1G tables are kept, the stale 4K one and the
-#            tenant's (its MAC) are refused, no mount gets the victim's data, and
+#            tenant's (its MAC) and "bad" (its other page wiped) are
+#            refused, no mount gets the victim's data, and
 #            the keys are gone from /proc/cmdline; a 2M mount of another
 #            source does not get the 2M table; mount -o recover gives
 #            back every file, name, owner, mode, size, policy and dpage
@@ -48,8 +50,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=nested-test/l1-common.sh
 . "$here/l1-common.sh"
 result_area kexec
-checks="stage1-files persist-2M persist-1G persist-stale-dropped attack-page-held attack-setup kexec-1
-	tables-kept stale-refused attack-refused keys-scrubbed ranges-same
+checks="stage1-files persist-2M persist-1G persist-stale-dropped poisoned-table-dropped attack-page-held
+	attack-setup kexec-1 tables-kept stale-refused attack-refused poisoned-table-refused keys-scrubbed ranges-same
 	wrong-source-refused recover-2M recover-1G recover-none-refused
 	tree pattern-2M pattern-sparse pattern-1G policies pool-is-files attack-no-victim-data
 	repersist forged kexec-2
@@ -178,6 +180,19 @@ case $stage in
 	truncate -s 2M "$K/4K/st" && "$PAT" touch "$K/4K/st" 0x31 300
 	now=$(persisted 4K)
 	check persist-stale-dropped "table '$t4' of 4K, '$now' after a change" [ "${t4:+set}/${now:-none}" = set/none ]
+	# a memory error in the first page of a persisted table: the table
+	# goes, and that page is never written again, so the wipe of its
+	# other page must be what refuses it at the next boot, though root's
+	# kexec names it with its key
+	mkdir -p "$K/bad" && mount -t dmemfs -o pagesize=4K bad "$K/bad" &&
+		truncate -s 64K "$K/bad/f" && "$PAT" fill "$K/bad/f" 0x42 &&
+		mount -o remount,persist "$K/bad"
+	tb=$(persisted bad bad)
+	tbad=$(token "$tb")
+	[ -n "$tb" ] && echo $((tb / 4096)) > /sys/kernel/debug/hwpoison/corrupt-pfn
+	now=$(persisted bad bad)
+	check poisoned-table-dropped "table '$tbad', '$now' after a memory error in its first page" \
+		[ "${tbad:+set}/${now:-none}" = set/none ]
 
 	# ---- the attack of a tenant on the table of its own instance
 	# the victim: another tenant's guest memory, on an instance that is
@@ -220,7 +235,7 @@ case $stage in
 	check attack-setup "victim pfn $vpfn, table '$ta' on node $tnode, tenant read '$addr', wrote: $out, its page ${got:-none} is the table's (else nothing is tested)" \
 		eval '[ "$vpfn" -gt 0 ] && [ -n "$ta" ] && [ "${ta%%:*}" = "$addr" ] && [ "$out" = "1024 pages" ] && [ -n "$got" ]'
 	echo "pool before kexec: used $(pool_sum used) free $(pool_sum free)"
-	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0},${ta:-0}"
+	kexec_to 2 "${t2M:-0},${t1G:-0},${t4:-0},${ta:-0},${tbad:-0}"
 	why="kexec failed"
 	not_run tables-kept
 	;;
@@ -232,10 +247,13 @@ case $stage in
 	check stale-refused "no refusal of the stale 4K table: $(dmesg | grep dmemfs_recover= | tr -s '\n' ' ')" \
 		eval '[[ "$refused" == *"no table there"* ]]'
 	t=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dmemfs_recover=//p' | tr , ' ')
-	read -r _ _ _ ta <<< "$t"
-	ta=${ta%%:*}
+	read -r _ _ _ ta tb <<< "$t"
+	ta=${ta%%:*} tb=${tb%%:*}
 	said=$(dmesg | grep -m1 "dmemfs_recover=$ta: ")
 	check attack-refused "the tenant's table at $ta: '$said'" eval '[[ "$said" == *"table refused (not authenticated"* ]]'
+	said=$(dmesg | grep -m1 "dmemfs_recover=$tb: ")
+	check poisoned-table-refused "the table whose first page had the error, at $tb: '$said'" \
+		eval '[[ "$said" == *"table refused (a page of the chain is missing)"* ]]'
 	# the tenant's instance gets no table back (the verdict comes after
 	# the 2M and 1G mounts recovered theirs: no file anywhere may hold the
 	# victim's pattern)
@@ -342,9 +360,9 @@ case $stage in
 	free=$(($(stat -f -c '%a * %S' "$K/2M")))
 	fallocate -l "$free" "$K/2M/all" || fail pool-zeroed "fallocate of the $free free bytes failed"
 	hits=
-	for seed in 0x11 0x12 0x21 0x31 0x41; do hits+="$("$PAT" scan "$K/2M/all" "$seed") "; done
+	for seed in 0x11 0x12 0x21 0x31 0x41 0x42; do hits+="$("$PAT" scan "$K/2M/all" "$seed") "; done
 	check pool-zeroed "pages with a pattern per seed: '$hits' in $((free / MiB)) MiB of the pool (dirty $(pool_sum dirty))" \
-		[ "$hits" = "0 0 0 0 0 " ]
+		[ "$hits" = "0 0 0 0 0 0 " ]
 	rm -f "$K/2M/all"
 	umount "$K/2M"
 	check no-leak "pool free $(pool_sum free) of $(pool_sum total), used $(pool_sum used)" \

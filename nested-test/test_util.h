@@ -108,6 +108,12 @@ static inline uint64_t persisted(const char *dir)
 	return addr;
 }
 
+/*
+ * The least a persisted table holds: two 4 KiB pages, so that a memory
+ * error in one still leaves the other to wipe (dmemfs.rst).
+ */
+#define TABLE_MIN	(2 * 4096UL)
+
 #define TRACING		"/sys/kernel/tracing"
 
 /* Write @s to @path (truncating); 0 or -1. */

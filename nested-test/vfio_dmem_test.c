@@ -644,7 +644,7 @@ TEST_F_TIMEOUT(vfio_dmem, persist_refused_while_pinned, 300)
 	EXPECT_EQ(0, mount("none", mnt, NULL, MS_REMOUNT, "persist"))
 		TH_LOG("persist after UNMAP_DMA: %s", strerror(errno));
 	drop_file(self);
-	expect_free(_metadata, self, "file removed, table dropped, its page held", SZ_4K);
+	expect_free(_metadata, self, "file removed, table dropped, its pages held", TABLE_MIN);
 	EXPECT_EQ(0, umount(mnt)) TH_LOG("umount %s: %s", mnt, strerror(errno));
 	rmdir(mnt);
 	expect_free(_metadata, self, "unmounted", 0);
