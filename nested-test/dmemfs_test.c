@@ -65,6 +65,8 @@ static int read_stats(struct dstats *s)
 	int n;
 
 	memset(s, 0, sizeof(*s));
+	if (!dmem_nodes_below(MAX_NODES))
+		return -1;	/* a node the arrays cannot hold */
 	for (n = 0; n < MAX_NODES; n++) {
 		if (dmem_node_stat(n, "total", &s->total[n]))
 			continue;

@@ -14,6 +14,7 @@ TOP=${TOP:?TOP is not set}
 export DMEMFS_2M_MOUNT=${DMEMFS_2M_MOUNT:-/run/dmemfs/2M} DMEMFS_1G_MOUNT=${DMEMFS_1G_MOUNT:-/run/dmemfs/1G}
 # shellcheck source=nested-test/acceptance/l1-lib.sh
 . "$TOP/nested-test/acceptance/l1-lib.sh"
+l1_only
 result_area hwpoison
 die() { fail l2-vmce "$*"; results_exit; }
 

@@ -14,7 +14,19 @@
 # L1's second serial port, ttyS1, which the kernel never writes to (stdout
 # when there is none), and results go there; res LINE writes LINE there
 # and, marked, on the console.
+# l1_only: exit 2 unless this is a test L1.  boot-l1.sh puts l1.top= on
+# every L1's command line (kexec'd stages keep it), and a host never has
+# it: run on a host, an in-L1 script would mount, install and start guests
+# there.  Every in-L1 script calls it (l1_channel does) after --list.
+l1_only() {
+	if ! tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | grep -q '^l1\.top='; then
+		echo "${0##*/}: refusing to run outside the test L1 (no l1.top= in ${L1_CMDLINE:-/proc/cmdline})" >&2
+		exit 2
+	fi
+}
+
 l1_channel() {
+	l1_only
 	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
 		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
 	else

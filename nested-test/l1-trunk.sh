@@ -11,6 +11,9 @@
 #   l1-trunk.sh --boot-check --base=...
 #       only the reservation and its accounting, against l1.want=N:BYTES,...
 #       on the kernel command line (nested-test/boot-matrix.sh)
+#   l1-trunk.sh --list [--boot-check] [--build=DIR]
+#       on the host: the checks the trunk reports, a line each, for the L1
+#       command line in $L1_APPEND (l1.skip=, l1.trinity=)
 #
 # Result lines ("PASS: name", "FAIL: name: reason", "# comment", and the
 # final "L1-DONE") go to the results channel /dev/ttyS1, which carries no
@@ -19,9 +22,10 @@ set -u
 export LC_ALL=C
 TOP=${TOP:?TOP is not set}
 build=$TOP/build
-base='' mode=full
+base='' mode=full list=
 for a in "$@"; do
 	case $a in
+	--list) list=1 ;;
 	--meminfo-only) mode=meminfo ;;
 	--boot-check) mode=boot ;;
 	--build=*) build=${a#--build=} ;;
@@ -32,6 +36,46 @@ done
 
 # shellcheck source=nested-test/l1-common.sh
 . "$(dirname "$0")/l1-common.sh"
+
+# the checks of this script, from the same lists it runs
+trunk_list() {
+	local here skip_word what sc
+	here=$(cd "$(dirname "$0")" && pwd)
+	if [ "$mode" = boot ]; then
+		printf '%s\n' l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks \
+			l1.no-struct-page l1.memmap-saved
+		return
+	fi
+	printf '%s\n' kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.all-suites-ok \
+		l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M \
+		l1.mount-1G l1.no-struct-page l1.memmap-saved
+	if [ -x "$build/guest/dmemfs_test" ]; then
+		"$build/guest/dmemfs_test" --list | sed 's/^/dmemfs_test./'
+	else
+		echo dmemfs_test.complete
+	fi
+	skip_word=$(printf '%s\n' ${L1_APPEND:-} | sed -n 's/^l1\.skip=//p')
+	while read -r what sc; do
+		# its own checks, unless l1.skip= keeps it from running, and the
+		# one on the script as a whole (a SKIP when it does not run)
+		[ "$what" = run ] && TOP=$TOP BUILD=$build bash "$sc" --list
+		l1_script_check "$sc"
+	done < <(l1_test_scripts "$TOP" "$skip_word")
+	if [ -x "$build/guest/dmemfs_stress" ]; then
+		"$build/guest/dmemfs_stress" --list --seeds 1,2,3
+	else
+		echo stress.built
+	fi
+	case " ${L1_APPEND:-} " in *" l1.trinity="*) bash "$here/trinity-l1.sh" --list ;; esac
+	[ -x "$build/guest/hwpoison_test" ] && "$build/guest/hwpoison_test" --list | sed 's/^/hwpoison_test./'
+	bash "$here/hwpoison-l2.sh" --list
+	printf '%s\n' l1.hwpoison-quarantine l1.dmesg-clean
+}
+if [ -n "$list" ]; then
+	trap - EXIT
+	trunk_list
+	exit 0
+fi
 l1_channel
 # If this script dies early, say so on the results channel.
 # shellcheck disable=SC2154

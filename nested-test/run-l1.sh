@@ -15,49 +15,22 @@
 # TCG crash described there.
 #
 # Settings (environment): boot-l1.sh's, and NESTED_BLOCKED (a reason: boot
-# nothing, fail all), TESTBIN, L1_MODE (--boot-check: the reservation
+# nothing, fail all), L1_MODE (--boot-check: the reservation
 # checks only), VFIO_L2_SCRIPT (empty: no third boot), L1_VFIO_TIMEOUT.
 # The script always exits 0 once results are written; hangs end in FAIL.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=nested-test/boot-l1.sh
 . "$here/boot-l1.sh" --lib
-TESTBIN=${TESTBIN:-$BUILD/guest/dmemfs_test}
 L1_SCRIPT=$TOP/nested-test/l1-trunk.sh
 
-# ---- what must come back
+# ---- what must come back: the trunk's own --list (the same lists it
+# runs from), for this boot's command line
 # L1_MODE=--boot-check (nested-test/boot-matrix.sh): the trunk script checks
 # the reservation and its accounting only
 L1_MODE=${L1_MODE:-}
-expected=(kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.all-suites-ok
-	l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M l1.mount-1G l1.no-struct-page l1.memmap-saved)
-if [ -x "$TESTBIN" ]; then
-	mapfile -t -O ${#expected[@]} expected < <("$TESTBIN" --list | sed 's/^/dmemfs_test./')
-else
-	expected+=(dmemfs_test.complete)
-fi
-skip_word=$(printf '%s\n' $L1_APPEND | sed -n 's/^l1\.skip=//p')
-while read -r what sc; do
-	# its own checks (--list), unless l1.skip= keeps it from running, and
-	# the one on the script as a whole (a SKIP when it does not run)
-	[ "$what" = run ] && mapfile -t -O ${#expected[@]} expected < <(TOP=$TOP BUILD=$BUILD bash "$sc" --list)
-	expected+=("$(l1_script_check "$sc")")
-done < <(l1_test_scripts "$TOP" "$skip_word")
-STRESS_BIN=${STRESS_BIN:-$BUILD/guest/dmemfs_stress}
-if [ -x "$STRESS_BIN" ]; then
-	mapfile -t -O ${#expected[@]} expected < <("$STRESS_BIN" --list --seeds 1,2,3)
-else
-	expected+=(stress.built)
-fi
-case " $L1_APPEND " in *" l1.trinity="*) mapfile -t -O ${#expected[@]} expected < <(bash "$here/trinity-l1.sh" --list) ;; esac
-HWPOISON_BIN=${HWPOISON_BIN:-$BUILD/guest/hwpoison_test}
-if [ -x "$HWPOISON_BIN" ]; then
-	mapfile -t -O ${#expected[@]} expected < <("$HWPOISON_BIN" --list | sed 's/^/hwpoison_test./')
-fi
-mapfile -t -O ${#expected[@]} expected < <(bash "$here/hwpoison-l2.sh" --list)
-expected+=(l1.hwpoison-quarantine l1.dmesg-clean)
-[ "$L1_MODE" = --boot-check ] && expected=(l1.dmem-reserved l1.dmem-requested-per-node
-	l1.memtotal-shrinks l1.no-struct-page l1.memmap-saved)
+mapfile -t expected < <(TOP=$TOP L1_APPEND="$L1_APPEND" bash "$L1_SCRIPT" --list --build="$BUILD" $L1_MODE)
+[ ${#expected[@]} -gt 0 ] || fail_all "${L1_SCRIPT#"$TOP"/} --list printed nothing"
 # boot 3 (the L2 with a device assigned) has its own list
 VFIO_L2_SCRIPT=${VFIO_L2_SCRIPT-$TOP/nested-test/vfio-l2.sh}
 if [ -n "$VFIO_L2_SCRIPT" ]; then
@@ -66,7 +39,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 fi
 
 [ -n "${NESTED_BLOCKED:-}" ] && fail_all "$NESTED_BLOCKED"
-l1_ready "$TESTBIN" "$L1_SCRIPT"
+l1_ready "$BUILD/guest/dmemfs_test" "$L1_SCRIPT"
 if [ "${1:-}" = --probe ]; then
 	l1_accel
 	echo "$accel ($probe_why)"

@@ -30,3 +30,17 @@ rm -rf "$fake/dmem"
 expect no-leak-without-pool fail '[ "$(pool_sum used)" -eq 0 ]'
 expect node-without-counter fail '[ "$(pool_bytes 0 used)" -eq 0 ]'
 expect arithmetic-without-pool fail '[ $(($(pool_bytes 0 used) - 0)) -eq 0 ]'
+# an in-L1 script refuses to run on a host: no l1.top= on the command line
+echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" > "$fake/cmdline"
+msg=$(L1_CMDLINE=$fake/cmdline bash -c '. "$1"; l1_channel; echo ran' _ "$here/l1-common.sh" 2>&1)
+rc=$?
+case "$rc:$msg" in
+2:*"refusing to run outside the test L1"*) out PASS refuses-outside-l1 ;;
+*) out FAIL refuses-outside-l1 "exit $rc: '$msg'" ;;
+esac
+echo "console=ttyS0 l1.top=/work/main l1.script=/x.sh" > "$fake/cmdline"
+msg=$(L1_CMDLINE=$fake/cmdline bash -c '. "$1"; l1_channel; echo ran' _ "$here/l1-common.sh" 2>&1)
+case "$msg" in
+*ran) out PASS runs-in-l1 ;;
+*) out FAIL runs-in-l1 "'$msg'" ;;
+esac

@@ -5,6 +5,7 @@
 #ifndef DMEMFS_TEST_UTIL_H
 #define DMEMFS_TEST_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -44,8 +45,9 @@ static inline int read_u64(const char *path, uint64_t *val)
 /*
  * The dmem pool's counters: $DMEMFS_SYSFS_ROOT, by default
  * /sys/kernel/mm/dmem, has node<N>/<what>_bytes for each node with dmem.
+ * The nodes are read from the directory, so no node limit of our own can
+ * disagree with the kernel's (or the library's DMEM_MAX_NODES).
  */
-#define DMEM_MAX_NODES	64
 
 static inline const char *dmem_sysfs(void)
 {
@@ -71,19 +73,44 @@ static inline uint64_t dmem_node_bytes(int n, const char *what)
 	return dmem_node_stat(n, what, &v) ? UINT64_MAX : v;
 }
 
+/*
+ * Whether every node<N> directory has N below @max: the tests that keep
+ * per-node arrays refuse to run (rather than miss a node) when not.
+ */
+static inline int dmem_nodes_below(int max)
+{
+	DIR *d = opendir(dmem_sysfs());
+	struct dirent *e;
+	int n, ok = 1;
+	char end;
+
+	while (d && (e = readdir(d)))
+		if (sscanf(e->d_name, "node%d%c", &n, &end) == 1 && n >= max)
+			ok = 0;
+	if (d)
+		closedir(d);
+	return ok;
+}
+
 /* @what_bytes summed over the nodes, or -1 when no node has it */
 static inline int64_t dmem_pool_sum(const char *what)
 {
+	DIR *d = opendir(dmem_sysfs());
+	struct dirent *e;
 	int64_t sum = 0;
-	uint64_t v;
 	int n, found = 0;
+	uint64_t v;
+	char end;
 
-	for (n = 0; n < DMEM_MAX_NODES; n++) {
-		if (dmem_node_stat(n, what, &v))
+	while (d && (e = readdir(d))) {
+		if (sscanf(e->d_name, "node%d%c", &n, &end) != 1 ||
+		    dmem_node_stat(n, what, &v))
 			continue;
 		sum += v;
 		found++;
 	}
+	if (d)
+		closedir(d);
 	return found ? sum : -1;
 }
 

@@ -20,6 +20,7 @@ set -u
 secs=${1:-60}
 # shellcheck source=nested-test/l1-common.sh
 . "$(dirname "$0")/l1-common.sh"
+l1_only
 result_area trinity
 if ! command -v trinity > /dev/null; then
 	fail dmemfs "trinity is not installed (scripts/install-deps.sh)"

@@ -18,6 +18,7 @@ if [ "${1:-}" = --list ]; then
 	echo gup.kernel-log
 	exit 0
 fi
+l1_only
 bin=$BUILD/guest/gup_test
 [ -x "$bin" ] || { fail build "no $bin"; results_exit; }
 [ -e /sys/kernel/debug/gup_test ] || { fail config "no /sys/kernel/debug/gup_test"; results_exit; }

@@ -54,6 +54,7 @@ if [ "${1:-}" = --list ]; then
 	done
 	exit 0
 fi
+l1_only
 log() { printf '[kvm] %s\n' "$*" >&2; }
 T0=$SECONDS
 BASE=$(pool_free_all)

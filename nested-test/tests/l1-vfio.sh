@@ -31,6 +31,7 @@ if [ "${1:-}" = --list ]; then
 	echo vfio.c-test
 	exit 0
 fi
+l1_only
 log() { echo "[vfio] $*" >&2; }
 pins_now() { echo "pinned_bytes $(vfio_pinned_all), pins (dpages pages orphaned) $(vfio_pins_summary)"; }
 FREE0=$(pool_free_all)

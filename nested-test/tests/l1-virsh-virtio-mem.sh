@@ -29,6 +29,7 @@ if [ "${1:-}" = --list ]; then
 	printf 'vmem.%s\n' "${CHECKS[@]}"
 	exit 0
 fi
+l1_only
 C0=64 C1=128      # guest cells (MiB) on host nodes 0 and 1
 REQ=64 MAX=512    # the virtio-mem device on cell 0: requested at start, size
 LEFT=128          # grow-past-pool: what the pool keeps free on node 0
