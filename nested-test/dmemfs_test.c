@@ -1206,6 +1206,64 @@ static int persist_change(const char *dir, int fd, size_t ps, int what)
 	return -1;
 }
 
+struct filler {
+	int fd, err;
+	off_t len;
+	volatile int done;
+};
+
+static void *fallocate_all(void *arg)
+{
+	struct filler *f = arg;
+
+	if (fallocate(f->fd, 0, 0, f->len))
+		f->err = errno;
+	f->done = 1;
+	return NULL;
+}
+
+/*
+ * persist does not wait for a fallocate() of a file of the mount: the
+ * table would not stand anyway, and persist holds s_umount for writing,
+ * which memory_failure()'s search of the mounts waits for, so a tenant's
+ * long fallocate() would hold up every memory error on the host.  It
+ * gives up with EBUSY while the fallocate() still runs, and works once
+ * the file is quiet.
+ */
+TEST(persist_passes_busy_file)
+{
+	char dir[] = "/tmp/dmemfs-busy.XXXXXX", path[96];
+	struct filler f = { .len = 256 << 20 };
+	struct stat st;
+	pthread_t th;
+	int err, in_window;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0, mount("none", dir, "dmemfs", 0, "pagesize=4K"));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	f.fd = open(path, O_RDWR | O_CREAT, 0600);
+	ASSERT_LE(0, f.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_all, &f));
+	/* two dpages in: the fallocate() holds the file's invalidate lock */
+	do {
+		ASSERT_EQ(0, fstat(f.fd, &st));
+	} while (!f.done && st.st_blocks < 16);
+	err = persist(dir);
+	in_window = !f.done;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, f.err);
+	TH_LOG("persist during a 256 MiB fallocate: %s, %s it ended", err ? strerror(err) : "ok",
+	       in_window ? "before" : "after");
+	EXPECT_EQ(EBUSY, err);
+	EXPECT_TRUE(in_window) TH_LOG("persist waited for the fallocate()");
+	EXPECT_EQ(0, persisted(dir));
+	EXPECT_EQ(0, persist(dir)) TH_LOG("persist of the quiet file");
+	EXPECT_NE(0, persisted(dir));
+	close(f.fd);
+	EXPECT_EQ(0, umount(dir));
+	rmdir(dir);
+}
+
 /*
  * A table is true of the files or gone: after each kind of change,
  * persisted= disappears and the key leaves TABLES; the table's page,
