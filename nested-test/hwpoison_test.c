@@ -304,6 +304,43 @@ static void *fallocate_on_node1(void *arg)
 	return NULL;
 }
 
+/* @p's first page reads 0; its second gets SIGBUS BUS_MCEERR_AR there */
+static void expect_second_page_bad(struct __test_metadata *_metadata, uint8_t *p)
+{
+	uint64_t val;
+
+	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)p, &val));
+	EXPECT_EQ(0, val);
+	EXPECT_EQ(-1, read_or_sigbus((volatile uint64_t *)(p + SZ_4K), &val))
+		TH_LOG("the bad page is mapped");
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)(p + SZ_4K), bus_addr);
+}
+
+/*
+ * Run @f's fallocate() on node 1 and inject an error at @phys once two
+ * dpages of it are out of the pool, when it holds the file's invalidate
+ * lock: whether the injection came back before the fallocate() ended.
+ */
+static int inject_during_fill(struct __test_metadata *_metadata, struct filler *f,
+			      uint64_t phys, uint64_t free1)
+{
+	pthread_t th;
+	int in_window;
+
+	if (pthread_create(&th, NULL, fallocate_on_node1, f)) {
+		EXPECT_EQ(0, errno) TH_LOG("pthread_create");
+		return 0;
+	}
+	while (!f->done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
+		;
+	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	in_window = !f->done;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, f->err) TH_LOG("fallocate of %zu bytes on node1: %s", f->len, strerror(f->err));
+	return in_window;
+}
+
 /*
  * memory_failure() runs under one host-wide mutex.  Its search for the
  * owner of a bad page must not wait for the files it passes: a long
@@ -318,10 +355,9 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	char busy_dir[64], bad_dir[64], busy[96], bad[96];
-	uint64_t free1, pois0, phys, val;
+	uint64_t free1, pois0, phys;
 	struct filler f = { 0 };
 	int fd, in_window;
-	pthread_t th;
 	uint8_t *p;
 
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
@@ -344,14 +380,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 
 	f.fd = open(busy, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, f.fd);
-	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
-	/* two dpages out of the pool: the first is in the file */
-	while (!f.done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
-		;
-	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
-	in_window = !f.done;
-	pthread_join(th, NULL);
-	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
+	in_window = inject_during_fill(_metadata, &f, phys, free1);
 	TH_LOG("error at pfn %#lx handled %s the %zu MiB fallocate ended", phys / SZ_4K,
 	       in_window ? "before" : "after", f.len >> 20);
 	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for another file's fallocate");
@@ -359,11 +388,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 
 	p = mmap(NULL, 2 * SZ_4K, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)p, &val));
-	EXPECT_EQ(0, val);
-	EXPECT_EQ(-1, read_or_sigbus((volatile uint64_t *)(p + SZ_4K), &val))
-		TH_LOG("the bad page is mapped");
-	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	expect_second_page_bad(_metadata, p);
 	munmap(p, 2 * SZ_4K);
 	close(fd);
 	close(f.fd);
@@ -388,11 +413,10 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
-	uint64_t free1, pois1, phys, val;
+	uint64_t free1, pois1, phys;
 	struct filler f = { 0 };
 	char dir[64], path[96];
 	int in_window;
-	pthread_t th;
 	uint8_t *p;
 
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
@@ -409,14 +433,7 @@ TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 	f.len = ((free1 < SZ_1G ? free1 : SZ_1G) & ~(SZ_2M - 1)) + SZ_2M;
 	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node1: %lu bytes free", free1);
 
-	ASSERT_EQ(0, pthread_create(&th, NULL, fallocate_on_node1, &f));
-	/* two more dpages out of the pool: the fallocate holds the lock */
-	while (!f.done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
-		;
-	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
-	in_window = !f.done;
-	pthread_join(th, NULL);
-	EXPECT_EQ(0, f.err) TH_LOG("fallocate of %zu bytes on node1: %s", f.len, strerror(f.err));
+	in_window = inject_during_fill(_metadata, &f, phys, free1);
 	TH_LOG("error at pfn %#lx handled %s the owner's %zu MiB fallocate ended",
 	       phys / SZ_4K, in_window ? "before" : "after", f.len >> 20);
 	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for its owner's fallocate");
@@ -424,12 +441,7 @@ TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 
 	p = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	EXPECT_EQ(0, read_or_sigbus((volatile uint64_t *)p, &val));
-	EXPECT_EQ(0, val);
-	EXPECT_EQ(-1, read_or_sigbus((volatile uint64_t *)(p + SZ_4K), &val))
-		TH_LOG("the bad page is mapped");
-	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
-	EXPECT_EQ((void *)(p + SZ_4K), bus_addr);
+	expect_second_page_bad(_metadata, p);
 	munmap(p, SZ_2M);
 	close(f.fd);
 	unlink(path);
