@@ -1,8 +1,10 @@
 #!/bin/bash
-# Compile, at every patch of the series, the C files that patch touches,
-# with the test kernel's full configuration (WERROR on): a quick bisect
-# check that each patch builds on its own.  It does not link a bzImage at
-# every patch (kernel/build.sh does that for the tip).
+# Build every patch of the series on its own, with the test kernel's full
+# configuration (WERROR on): a whole bzImage (compiled and linked) at each
+# patch that touches mm, KVM, VFIO or a shared header, where a bisection
+# would boot to chase a memory bug; the C files a patch touches at the
+# others (Documentation-only patches need nothing).  ccache keeps the
+# incremental builds short.
 #
 #   kernel/bisect-check.sh        one "PASS:/FAIL: bisect: NNNN subject" line a patch
 #
@@ -22,8 +24,13 @@ for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
 	n=$((n + 1))
 	subj=$(git -C "$tree" log --format=%s -1 "$c")
 	git -C "$src" checkout -q "$c"
-	objs=$(git -C "$tree" show --name-only --format= "$c" | grep '\.c$' |
+	files=$(git -C "$tree" show --name-only --format= "$c")
+	objs=$(echo "$files" | grep '\.c$' |
 		grep -v '^tools/\|^Documentation/\|^samples/' | sed 's/\.c$/.o/')
+	# where a bisection boots: a whole kernel, linked
+	if echo "$files" | grep -q '^mm/\|^virt/kvm/\|^arch/x86/kvm/\|^drivers/vfio/\|^include/'; then
+		objs=bzImage
+	fi
 	if [ -z "$objs" ]; then
 		echo "PASS: bisect: $(printf %04d $n) $subj (no C files)"
 		continue
@@ -45,7 +52,7 @@ for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
 	make -s -C "$src" O="$obj" olddefconfig > /dev/null 2>&1
 	# shellcheck disable=SC2086
 	if make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" $objs > "$obj/patch-$n.log" 2>&1; then
-		echo "PASS: bisect: $(printf %04d $n) $subj"
+		echo "PASS: bisect: $(printf %04d $n) $subj$([ "$objs" = bzImage ] && echo ' (bzImage)')"
 	else
 		echo "FAIL: bisect: $(printf %04d $n) $subj: $(grep -m1 'error' "$obj/patch-$n.log" | cut -c1-200)"
 		rc=1
