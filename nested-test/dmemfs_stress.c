@@ -28,7 +28,8 @@
  * Checked after every step: the page read holds exactly what the model of
  * the file says (zero for memory the file never wrote: a word of another
  * tenant there is a cross-tenant leak); the instance's statfs use equals
- * the dpages its files hold (st_blocks) and FIEMAP shows as many extents;
+ * the dpages its files hold (st_blocks; FIEMAP shows as many extents),
+ * plus those the VFIO map still pins after the files let them go;
  * no extent of any file covers the poisoned page except the dpage that
  * held it when it was hit.  The nodes' background zeroers clean freed
  * dpages meanwhile: the seed fails unless they ran batches and the
@@ -255,6 +256,52 @@ static long extents(int fd, uint64_t pfn, uint64_t *hit_logical)
 	return n;
 }
 
+/* The physical address of @fd's byte @off, or 0 in a hole. */
+static uint64_t phys_at(int fd, uint64_t off)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[1];
+	} q;
+
+	memset(&q, 0, sizeof(q));
+	q.fm.fm_start = off;
+	q.fm.fm_length = 1;
+	q.fm.fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, &q) || !q.fm.fm_mapped_extents)
+		return 0;
+	return q.fe[0].fe_physical + off - q.fe[0].fe_logical;
+}
+
+/* worker 0's VFIO map: what it pins, held over later steps */
+static struct vfio_state {
+	int container, group, mapped;
+	struct inst *in;
+	struct file *f;
+	uint64_t len;
+	uint64_t pfn[4];	/* the first pfn of each pinned 2M dpage */
+	int npfn;
+} vf = { .container = -1, .group = -1 };
+
+/*
+ * Dpages of @in that the VFIO map pins but no file holds any more: they
+ * stay out of the pool, and in the instance's size= count, until UNMAP.
+ */
+static uint64_t orphans(struct inst *in)
+{
+	uint64_t n = 0, hit;
+	int k, i, held;
+
+	if (!vf.mapped || vf.in != in)
+		return 0;
+	for (k = 0; k < vf.npfn; k++) {
+		for (i = 0, held = 0; i < NFILES && !held; i++)
+			held = extents(in->f[i].fd, vf.pfn[k], &hit) >= 0 && hit != UINT64_MAX;
+		n += !held;
+	}
+	return n;
+}
+
 static void check_accounting(struct inst *in)
 {
 	uint64_t held = 0, hit;
@@ -284,9 +331,11 @@ static void check_accounting(struct inst *in)
 	}
 	if (statfs(in->dir, &sf))
 		die("statfs %s: %s", in->dir, strerror(errno));
-	if ((uint64_t)(sf.f_blocks - sf.f_bfree) * in->ps != held)
-		die("%s: statfs uses %llu dpages, the files hold %llu B", in->dir,
-		    (unsigned long long)(sf.f_blocks - sf.f_bfree), (unsigned long long)held);
+	/* what a device pinned after the files let it go counts too */
+	if ((uint64_t)(sf.f_blocks - sf.f_bfree) * in->ps != held + orphans(in) * in->ps)
+		die("%s: statfs uses %llu dpages, the files hold %llu B, the VFIO map %llu orphans",
+		    in->dir, (unsigned long long)(sf.f_blocks - sf.f_bfree),
+		    (unsigned long long)held, (unsigned long long)orphans(in));
 }
 
 /* ---- the model */
@@ -406,13 +455,6 @@ static uint64_t missing_dpages(struct inst *in, struct file *f, uint64_t lo, uin
 	return n;
 }
 
-static struct vfio_state {
-	int container, group, mapped;
-	struct inst *in;
-	struct file *f;
-	uint64_t len;
-} vf = { .container = -1, .group = -1 };
-
 static int vfio_setup(void)
 {
 	const char *grp = getenv("VFIO_GROUP");
@@ -463,27 +505,26 @@ static void op_vfio(void)
 		die("MAP_DMA of %llu B of %s: %s", (unsigned long long)vf.len, vf.f->path,
 		    strerror(errno));
 	vf.mapped = 1;
+	/* the dpages pinned: the map holds them, whatever the file does */
+	for (vf.npfn = 0; vf.npfn < (int)(vf.len / SZ_2M); vf.npfn++) {
+		vf.pfn[vf.npfn] = phys_at(vf.f->fd, vf.npfn * SZ_2M) / SZ_4K;
+		if (!vf.pfn[vf.npfn])
+			die("MAP_DMA of %s: a hole at %d MiB", vf.f->path, 2 * vf.npfn);
+	}
 }
 
 static void op_poison(struct inst *in, struct file *f)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[1];
-	} q;
-	uint64_t pg = pick_page(in, f);
+	uint64_t pg = pick_page(in, f), phys;
 	char buf[32];
 	int fd, len;
 
 	if (pg * SZ_4K >= f->size || f->poisoned_page >= 0)
 		return;
-	memset(&q, 0, sizeof(q));
-	q.fm.fm_start = pg * SZ_4K;
-	q.fm.fm_length = 1;
-	q.fm.fm_extent_count = 1;
-	if (ioctl(f->fd, FS_IOC_FIEMAP, &q) || !q.fm.fm_mapped_extents)
+	phys = phys_at(f->fd, pg * SZ_4K);
+	if (!phys)
 		return;		/* a hole: nothing to hit */
-	poisoned_pfn = (q.fe[0].fe_physical + pg * SZ_4K - q.fe[0].fe_logical) / SZ_4K;
+	poisoned_pfn = phys / SZ_4K;
 	len = snprintf(buf, sizeof(buf), "%#llx\n", (unsigned long long)poisoned_pfn);
 	fd = open(INJECT, O_WRONLY);
 	if (fd < 0 || write(fd, buf, len) != len)
