@@ -256,23 +256,6 @@ static long extents(int fd, uint64_t pfn, uint64_t *hit_logical)
 	return n;
 }
 
-/* The physical address of @fd's byte @off, or 0 in a hole. */
-static uint64_t phys_at(int fd, uint64_t off)
-{
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[1];
-	} q;
-
-	memset(&q, 0, sizeof(q));
-	q.fm.fm_start = off;
-	q.fm.fm_length = 1;
-	q.fm.fm_extent_count = 1;
-	if (ioctl(fd, FS_IOC_FIEMAP, &q) || !q.fm.fm_mapped_extents)
-		return 0;
-	return q.fe[0].fe_physical + off - q.fe[0].fe_logical;
-}
-
 /* worker 0's VFIO map: what it pins, held over later steps */
 static struct vfio_state {
 	int container, group, mapped;
@@ -507,7 +490,7 @@ static void op_vfio(void)
 	vf.mapped = 1;
 	/* the dpages pinned: the map holds them, whatever the file does */
 	for (vf.npfn = 0; vf.npfn < (int)(vf.len / SZ_2M); vf.npfn++) {
-		vf.pfn[vf.npfn] = phys_at(vf.f->fd, vf.npfn * SZ_2M) / SZ_4K;
+		vf.pfn[vf.npfn] = phys_of(vf.f->fd, vf.npfn * SZ_2M) / SZ_4K;
 		if (!vf.pfn[vf.npfn])
 			die("MAP_DMA of %s: a hole at %d MiB", vf.f->path, 2 * vf.npfn);
 	}
@@ -521,7 +504,7 @@ static void op_poison(struct inst *in, struct file *f)
 
 	if (pg * SZ_4K >= f->size || f->poisoned_page >= 0)
 		return;
-	phys = phys_at(f->fd, pg * SZ_4K);
+	phys = phys_of(f->fd, pg * SZ_4K);
 	if (!phys)
 		return;		/* a hole: nothing to hit */
 	poisoned_pfn = phys / SZ_4K;

@@ -37,20 +37,6 @@ static inline int bind_to(int node)
 	return syscall(SYS_set_mempolicy, MPOL_BIND, &mask, sizeof(mask) * 8);
 }
 
-/* Physical address behind file offset @off, from FIEMAP; 0 if none. */
-static inline uint64_t phys_of(int fd, uint64_t off)
-{
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[1];
-	} q = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
-
-	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1 ||
-	    q.fe[0].fe_flags & FIEMAP_EXTENT_UNKNOWN)
-		return 0;
-	return q.fe[0].fe_physical + (off - q.fe[0].fe_logical);
-}
-
 /* A dmemfs instance in a fresh directory under /tmp; its path in @dir[64]. */
 static inline int mount_tmp(char *dir, const char *opts)
 {

@@ -9,12 +9,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/magic.h>	/* the series' uapi headers: DMEMFS_MAGIC */
 #include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
@@ -73,6 +76,19 @@ static inline uint64_t dmem_node_bytes(int n, const char *what)
 	return dmem_node_stat(n, what, &v) ? UINT64_MAX : v;
 }
 
+/* The id of the next node<N> directory of @d, or -1 at its end. */
+static inline int dmem_next_node(DIR *d)
+{
+	struct dirent *e;
+	char end;
+	int n;
+
+	while (d && (e = readdir(d)))
+		if (sscanf(e->d_name, "node%d%c", &n, &end) == 1)
+			return n;
+	return -1;
+}
+
 /*
  * Whether every node<N> directory has N below @max: the tests that keep
  * per-node arrays refuse to run (rather than miss a node) when not.
@@ -80,12 +96,10 @@ static inline uint64_t dmem_node_bytes(int n, const char *what)
 static inline int dmem_nodes_below(int max)
 {
 	DIR *d = opendir(dmem_sysfs());
-	struct dirent *e;
 	int n, ok = 1;
-	char end;
 
-	while (d && (e = readdir(d)))
-		if (sscanf(e->d_name, "node%d%c", &n, &end) == 1 && n >= max)
+	while ((n = dmem_next_node(d)) >= 0)
+		if (n >= max)
 			ok = 0;
 	if (d)
 		closedir(d);
@@ -96,15 +110,12 @@ static inline int dmem_nodes_below(int max)
 static inline int64_t dmem_pool_sum(const char *what)
 {
 	DIR *d = opendir(dmem_sysfs());
-	struct dirent *e;
 	int64_t sum = 0;
 	int n, found = 0;
 	uint64_t v;
-	char end;
 
-	while (d && (e = readdir(d))) {
-		if (sscanf(e->d_name, "node%d%c", &n, &end) != 1 ||
-		    dmem_node_stat(n, what, &v))
+	while ((n = dmem_next_node(d)) >= 0) {
+		if (dmem_node_stat(n, what, &v))
 			continue;
 		sum += v;
 		found++;
@@ -140,6 +151,20 @@ static inline uint64_t persisted(const char *dir)
  * error in one still leaves the other to wipe (dmemfs.rst).
  */
 #define TABLE_MIN	(2 * 4096UL)
+
+/* Physical address behind file offset @off, from FIEMAP; 0 if none. */
+static inline uint64_t phys_of(int fd, uint64_t off)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[1];
+	} q = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
+
+	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1 ||
+	    q.fe[0].fe_flags & FIEMAP_EXTENT_UNKNOWN)
+		return 0;
+	return q.fe[0].fe_physical + (off - q.fe[0].fe_logical);
+}
 
 #define TRACING		"/sys/kernel/tracing"
 
