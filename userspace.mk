@@ -23,19 +23,19 @@ US_BIN  := $(BUILD)/bin
 US_PKGS := glib-2.0 libxml-2.0 json-glib-1.0
 US_PKG_CFLAGS = $(shell pkg-config --cflags $(US_PKGS))
 US_PKG_LIBS   = $(shell pkg-config --libs $(US_PKGS)) -lnuma
-US_INC   := -I$(TOP)/libdmemfs-host -I$(TOP)/libvirt-hook -I$(TOP)/qemu-memdev-wrapper
+# layers: util <- model <- programs.  A util file sees only util's header,
+# a program only the library's two layers and its own folder.
+US_INC   := -I$(TOP)/libdmemfs-host/util -I$(TOP)/libdmemfs-host/model
 US_DEFS  := -D_GNU_SOURCE -DSYSCONFDIR='"$(SYSCONFDIR)"' -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74
 US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
 
-US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/*.c)
-US_HOOK_SRC := $(TOP)/libvirt-hook/plan.c $(TOP)/libvirt-hook/admission.c $(TOP)/libvirt-hook/hook.c
+US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/util/*.c $(TOP)/libdmemfs-host/model/*.c)
 US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c
 US_TESTS    := test-lib test-hook test-wrapper test-liveupdate
 
 us_obj = $(patsubst $(TOP)/%.c,$(US_OBJ)/%.o,$(1))
 
 US_LIB_A  := $(US_OBJ)/libdmemfs-host.a
-US_HOOK_A := $(US_OBJ)/libvirt-hook.a
 US_WRAP_A := $(US_OBJ)/qemu-memdev-wrapper.a
 US_TEST_BINS := $(addprefix $(US_OBJ)/tests/,$(US_TESTS))
 
@@ -45,18 +45,18 @@ TEST_STEPS += test-unit
 
 userspace: $(US_BIN)/dmemfs-hook $(US_BIN)/qemu-memdev-wrapper
 
+$(US_OBJ)/libdmemfs-host/util/%.o: US_INC := -I$(TOP)/libdmemfs-host/util
+$(US_OBJ)/qemu-memdev-wrapper/%.o: US_INC += -I$(TOP)/qemu-memdev-wrapper
 $(US_OBJ)/%.o: $(TOP)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) -c $< -o $@
 
 $(US_LIB_A): $(call us_obj,$(US_LIB_SRC))
 	@rm -f $@; ar rcs $@ $^
-$(US_HOOK_A): $(call us_obj,$(US_HOOK_SRC))
-	@rm -f $@; ar rcs $@ $^
 $(US_WRAP_A): $(call us_obj,$(US_WRAP_SRC))
 	@rm -f $@; ar rcs $@ $^
 
-$(US_BIN)/dmemfs-hook: $(call us_obj,$(TOP)/libvirt-hook/main.c) $(US_HOOK_A) $(US_LIB_A)
+$(US_BIN)/dmemfs-hook: $(call us_obj,$(TOP)/libvirt-hook/main.c) $(US_LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(US_PKG_LIBS)
 
@@ -75,12 +75,12 @@ $(US_OBJ)/tests/%.o: $(TOP)/libvirt-hook/tests/%.c
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+	$(CC) $(US_CFLAGS) -I$(TOP)/qemu-memdev-wrapper $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 
-$(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_HOOK_A) $(US_WRAP_A) $(US_LIB_A)
+$(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_WRAP_A) $(US_LIB_A)
 	$(CC) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
 
 unit: userspace $(US_TEST_BINS)
@@ -105,12 +105,12 @@ US_FUZZ     := $(BUILD)/fuzz
 US_FUZZ_FLAGS = -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	$(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
 
-$(US_FUZZ)/fuzz-plan: $(TOP)/libvirt-hook/fuzz/fuzz-plan.c $(US_LIB_SRC) $(US_HOOK_SRC)
+$(US_FUZZ)/fuzz-plan: $(TOP)/libdmemfs-host/fuzz/fuzz-plan.c $(US_LIB_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(US_FUZZ_FLAGS) -o $@ $^ $(US_PKG_LIBS)
 $(US_FUZZ)/fuzz-rewrite: $(TOP)/qemu-memdev-wrapper/fuzz/fuzz-rewrite.c $(US_LIB_SRC) $(US_WRAP_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(US_FUZZ_FLAGS) -o $@ $^ $(US_PKG_LIBS)
+	$(FUZZ_CC) $(US_FUZZ_FLAGS) -I$(TOP)/qemu-memdev-wrapper -o $@ $^ $(US_PKG_LIBS)
 
 # the kernel's dmem= parser, copied out of the patched tree (kernel/fuzz/)
 $(US_FUZZ)/dmem-param-extract.c: $(TOP)/kernel/fuzz/extract.sh $(wildcard $(TOP)/kernel/patches/*.patch)
@@ -129,7 +129,7 @@ fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite $(US_FUZZ)/fuzz-dmem-param
 	@rc=0; for f in plan rewrite; do \
 	  echo "== fuzz-$$f ($(FUZZ_TIME) s)"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(US_FUZZ)/fuzz-$$f -max_total_time=$(FUZZ_TIME) -max_len=16384 \
-	    -dict=$(TOP)/$$( [ $$f = plan ] && echo libvirt-hook || echo qemu-memdev-wrapper)/fuzz/$$f.dict \
+	    -dict=$(TOP)/$$( [ $$f = plan ] && echo libdmemfs-host || echo qemu-memdev-wrapper)/fuzz/$$f.dict \
 	    -artifact_prefix=$(US_FUZZ)/artifacts/$$f- $(US_FUZZ)/corpus-$$f > $(US_FUZZ)/$$f.log 2>&1 \
 	    || { rc=1; echo "fuzz-$$f: FAILED, see $(US_FUZZ)/$$f.log"; }; \
 	  grep -E '^(#[0-9]+ *DONE|Done [0-9]+ runs)' $(US_FUZZ)/$$f.log | tail -2; \

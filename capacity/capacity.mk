@@ -13,7 +13,7 @@ CAP_TBIN  := $(CAP_OBJ)/test-capacity
 # goes through the hook's plan_from_xml, nodesets and the pool through
 # libdmemfs-host.  libvirt is for --libvirt only.
 CAP_CFLAGS = $(US_CFLAGS) -I$(CAP_DIR)/src $(shell pkg-config --cflags libvirt)
-CAP_LIBS   = $(US_HOOK_A) $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt) -lm
+CAP_LIBS   = $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt) -lm
 
 CAP_LIBSRC := units.c model.c shapes.c live.c libvirt_src.c report.c
 CAP_LIBOBJ := $(addprefix $(CAP_OBJ)/,$(CAP_LIBSRC:.c=.o))
@@ -30,11 +30,11 @@ $(CAP_OBJ)/test-capacity.o: $(CAP_DIR)/tests/test-capacity.c $(CAP_DIR)/capacity
 	@mkdir -p $(@D)
 	$(CC) $(CAP_CFLAGS) -c -o $@ $<
 
-$(CAP_BIN): $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(US_HOOK_A) $(US_LIB_A)
+$(CAP_BIN): $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(US_LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(CAP_LIBS)
 
-$(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(US_HOOK_A) $(US_LIB_A)
+$(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(US_LIB_A)
 	$(CC) -o $@ $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(CAP_LIBS)
 
 -include $(wildcard $(CAP_OBJ)/*.d)

@@ -9,7 +9,8 @@
  * line on failure.  Never writes to stdout in hook mode (migrate/restore
  * treat hook output as a replacement XML).
  */
-#include "hook.h"
+#include "dmem-xml.h"
+#include "domain.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static DomainPlan *read_plan(const PlanOptions *opts, GError **error)
 	g_autofree char *xml = NULL;
 	gsize len;
 
-	if (!dmem_read_all(STDIN_FILENO, PLAN_MAX_XML, &xml, &len, error))
+	if (!dmem_read_all(STDIN_FILENO, DMEM_XML_MAX, &xml, &len, error))
 		return NULL;
 	return plan_from_xml(xml, len, opts, error);
 }
@@ -74,7 +75,7 @@ static int cmd_plan(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int hook_env(HookEnv *env, DmemConfig **cfg, GError **error)
+static int hook_env(DomainEnv *env, DmemConfig **cfg, GError **error)
 {
 	*cfg = dmem_config_load(error);
 	if (!*cfg)
@@ -90,7 +91,7 @@ int main(int argc, char **argv)
 	g_autoptr(DomainPlan) plan = NULL;
 	g_autoptr(DmemConfig) cfg = NULL;
 	PlanOptions opts = { 0 };
-	HookEnv env = { 0 };
+	DomainEnv env = { 0 };
 	const char *op, *sub;
 	gboolean prepare, release, reconnect;
 
@@ -119,9 +120,9 @@ int main(int argc, char **argv)
 		if (!hook_env(&env, &cfg, &e))
 			return plan->opted_in ? die(plan->uuid, e->message) : 0;
 		/* saved by dmem-liveupdate: its memory is the guest's, keep it */
-		if (hook_carried(&env, plan->uuid))
+		if (domain_carried(&env, plan->uuid))
 			return 0;
-		if (!hook_release(&env, plan->uuid, &e))
+		if (!domain_release(&env, plan->uuid, &e))
 			return die(plan->uuid, e->message);
 		return 0;
 	}
@@ -131,17 +132,17 @@ int main(int argc, char **argv)
 		return die(plan->uuid, e->message);
 	if (reconnect) {
 		/* a non-zero exit would kill the running QEMU: report only */
-		if (!hook_reconnect(&env, plan, &e))
+		if (!domain_reconnect(&env, plan, &e))
 			die(plan->uuid, e->message);
 		return 0;
 	}
 	/* restored by dmem-liveupdate: the files are there, with the guest in them */
-	if (hook_carried(&env, plan->uuid)) {
-		if (!hook_reconnect(&env, plan, &e))
+	if (domain_carried(&env, plan->uuid)) {
+		if (!domain_reconnect(&env, plan, &e))
 			return die(plan->uuid, e->message);
 		return 0;
 	}
-	if (!hook_prepare(&env, plan, &e))
+	if (!domain_prepare(&env, plan, &e))
 		return die(plan->uuid, e->message);
 	return 0;
 }

@@ -26,16 +26,13 @@
  * Exit status: 0, 1 when something failed or was refused (one line each on
  * stderr), 2 for bad arguments.
  */
-#include "dmemfs-host.h"
-#include "hook.h"
+#include "domain.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libvirt/libvirt-qemu.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
 #include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,31 +134,16 @@ static char *refusal(const char *xml, DomainPlan **planp)
 	g_autoptr(GError) e = NULL;
 	PlanOptions o = { 0 };
 	DomainPlan *plan = plan_from_xml(xml, strlen(xml), &o, &e);
-	xmlDocPtr doc;
-	xmlXPathContextPtr ctx;
-	xmlXPathObjectPtr res;
-	int hostdevs = 0;
 
 	if (!plan)
 		return g_strdup_printf("its XML: %s", e->message);
 	*planp = plan;
 	if (!plan->opted_in || !plan->backends->len)
 		return g_strdup("no dmem memory (not a dmemfs-host domain): migrate or stop it first");
-	doc = xmlReadMemory(xml, strlen(xml), "domain.xml", NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-			    XML_PARSE_NOWARNING);
-	if (!doc)
-		return g_strdup("its XML does not parse");
-	ctx = xmlXPathNewContext(doc);
-	res = ctx ? xmlXPathEvalExpression(BAD_CAST "/domain/devices/hostdev", ctx) : NULL;
-	if (res && res->nodesetval)
-		hostdevs = res->nodesetval->nodeNr;
-	xmlXPathFreeObject(res);
-	xmlXPathFreeContext(ctx);
-	xmlFreeDoc(doc);
-	if (hostdevs)
-		return g_strdup_printf("%d host device(s) (<hostdev>): their IOMMU mappings do not "
+	if (plan->hostdevs)
+		return g_strdup_printf("%u host device(s) (<hostdev>): their IOMMU mappings do not "
 				       "survive a kexec",
-				       hostdevs);
+				       plan->hostdevs);
 	return NULL;
 }
 
@@ -182,34 +164,6 @@ static void carried_free(gpointer p)
 	g_free(c->uuid);
 	g_free(c->save);
 	g_free(c);
-}
-
-/* Put the mark in the domain's directory of every mount (@on), or take it. */
-static gboolean mark(const DmemConfig *cfg, const char *uuid, gboolean on, GError **error)
-{
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *dir = g_build_filename(m, uuid, NULL);
-			g_autofree char *f = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
-			int fd;
-
-			if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
-				continue;
-			if (!on) {
-				unlink(f);
-				continue;
-			}
-			fd = open(f, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (fd < 0) {
-				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", f,
-					    g_strerror(errno));
-				return FALSE;
-			}
-			close(fd);
-		}
-	}
-	return TRUE;
 }
 
 static gboolean is_dmemfs(const char *path)
@@ -281,28 +235,27 @@ static char *table_token(const char *addr, GError **error)
 static gboolean mounts_distinct(const DmemConfig *cfg, GError **error)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	DmemMountIter it = { 0 };
 
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *name = NULL;
-			const char *other;
+	while (dmem_config_next_mount(cfg, &it)) {
+		const char *m = it.path;
+		g_autofree char *name = NULL;
+		const char *other;
 
-			if (is_dmemfs(m))
-				g_free(mount_entry(m, NULL, &name));
-			if (!name)
-				continue;
-			other = g_hash_table_lookup(seen, name);
-			if (other) {
-				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-					    "dmemfs mounts %s and %s have the same source, page size "
-					    "and nodes (%s): mount each with a source of its own "
-					    "(mount -t dmemfs -o ... NAME DIR)",
-					    other, m, name);
-				return FALSE;
-			}
-			g_hash_table_insert(seen, g_steal_pointer(&name), g_strdup(m));
+		if (is_dmemfs(m))
+			g_free(mount_entry(m, NULL, &name));
+		if (!name)
+			continue;
+		other = g_hash_table_lookup(seen, name);
+		if (other) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "dmemfs mounts %s and %s have the same source, page size "
+				    "and nodes (%s): mount each with a source of its own "
+				    "(mount -t dmemfs -o ... NAME DIR)",
+				    other, m, name);
+			return FALSE;
 		}
+		g_hash_table_insert(seen, g_steal_pointer(&name), g_strdup(m));
 	}
 	return TRUE;
 }
@@ -409,7 +362,7 @@ static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms
 			say_error("domain %s: x-ignore-shared stays on (%s): do not virsh save it",
 				  c->name, virt_error());
 		if (c->uuid) {
-			mark(cfg, c->uuid, FALSE, NULL);
+			dmem_domain_set_mark(cfg, c->uuid, FALSE, NULL);
 			dmem_carry_remove(state, c->uuid);
 		}
 	}
@@ -433,7 +386,8 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	g_autofree char *ranges = NULL, *cmdline = NULL, *mem_max = NULL;
 	g_autofree char *cmd_opt = NULL, *initrd_opt = NULL;
 	virDomainPtr *list = NULL;
-	HookEnv env = { .cfg = cfg };
+	DomainEnv env = { .cfg = cfg };
+	DmemMountIter it = { 0 };
 	guint64 lowest;
 	int n, refused = 0;
 
@@ -463,7 +417,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		c->name = g_strdup(virDomainGetName(list[i]));
 		g_ptr_array_add(doms, c);
 		why = xml ? refusal(xml, &c->plan) : g_strdup(virt_error());
-		if (!why && !hook_reconnect(&env, c->plan, &e))
+		if (!why && !domain_reconnect(&env, c->plan, &e))
 			why = g_strdup(e->message);
 		g_clear_error(&e);
 		if (why) {
@@ -505,7 +459,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		dmem_carry_set(state, c->uuid, "name", c->name);
 		dmem_carry_set(state, c->uuid, "image", c->save);
 		dmem_carry_set(state, c->uuid, "stopped_at_ms", ms);
-		if (!dmem_carry_save(state, &e) || !mark(cfg, c->uuid, TRUE, &e) ||
+		if (!dmem_carry_save(state, &e) || !dmem_domain_set_mark(cfg, c->uuid, TRUE, &e) ||
 		    ignore_shared(c->dom, TRUE) < 0 || virDomainSave(c->dom, c->save) < 0) {
 			say_error("domain %s: save: %s", c->name, e ? e->message : virt_error());
 			roll_back(cfg, conn, doms, state);
@@ -520,28 +474,26 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	}
 
 	/* ---- 3. the map of files to dpages, for the next kernel */
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *addr = NULL, *source = NULL, *token = NULL;
+	while (dmem_config_next_mount(cfg, &it)) {
+		const char *m = it.path;
+		g_autofree char *addr = NULL, *source = NULL, *token = NULL;
 
-			if (!is_dmemfs(m))
-				continue;
-			if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
-			    !(addr = mount_entry(m, &source, NULL))) {
-				say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
-				roll_back(cfg, conn, doms, state);
-				return 1;
-			}
-			token = table_token(addr, &e);
-			if (!token) {
-				say_error("%s: %s", m, e->message);
-				roll_back(cfg, conn, doms, state);
-				return 1;
-			}
-			g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
-			dmem_carry_set_mount(state, m, addr, source);
+		if (!is_dmemfs(m))
+			continue;
+		if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
+		    !(addr = mount_entry(m, &source, NULL))) {
+			say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
+			roll_back(cfg, conn, doms, state);
+			return 1;
 		}
+		token = table_token(addr, &e);
+		if (!token) {
+			say_error("%s: %s", m, e->message);
+			roll_back(cfg, conn, doms, state);
+			return 1;
+		}
+		g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
+		dmem_carry_set_mount(state, m, addr, source);
 	}
 	if (!tables->len) {
 		say_error("no dmemfs mount to persist (configured: see dmemfs-host.conf)");
@@ -644,7 +596,7 @@ static gpointer restore_one(gpointer data)
 					   virt_error());
 	if (dom)
 		virDomainFree(dom);
-	mark(r->cfg, r->uuid, FALSE, NULL);
+	dmem_domain_set_mark(r->cfg, r->uuid, FALSE, NULL);
 	unlink(r->image);
 	g_mutex_lock(r->state_lock);
 	dmem_carry_remove(r->state, r->uuid);
@@ -663,6 +615,7 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 {
 	g_autoptr(GPtrArray) jobs = NULL, uuids = NULL;
 	g_autoptr(DmemCarry) state = NULL;
+	DmemMountIter it = { 0 };
 	GMutex lock;
 	int failed = 0;
 
@@ -675,25 +628,23 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 		return 0;
 	}
 	/* ---- 1. the files, with the guests' memory in them */
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *source = NULL;
-			/* only the mounts that were persisted have a table */
-			gboolean carried = dmem_carry_mount(state, m, &source);
-			g_autofree char *opts = g_strdup_printf("pagesize=%s%s",
-								dmem_pagesize_name(dmem_pagesizes[i]),
-								carried ? ",recover" : "");
+	while (dmem_config_next_mount(cfg, &it)) {
+		const char *m = it.path;
+		g_autofree char *source = NULL;
+		/* only the mounts that were persisted have a table */
+		gboolean carried = dmem_carry_mount(state, m, &source);
+		g_autofree char *opts = g_strdup_printf("pagesize=%s%s",
+							dmem_pagesize_name(it.pagesize),
+							carried ? ",recover" : "");
 
-			if (is_dmemfs(m))
-				continue;
-			/* the next kernel gives a table back to a mount of its source */
-			if (g_mkdir_with_parents(m, 0755) < 0 ||
-			    mount(source ? source : "none", m, "dmemfs", 0, opts) < 0) {
-				say_error("%s: mount -o %s: %s (see the kernel log)", m, opts,
-					  g_strerror(errno));
-				failed++;
-			}
+		if (is_dmemfs(m))
+			continue;
+		/* the next kernel gives a table back to a mount of its source */
+		if (g_mkdir_with_parents(m, 0755) < 0 ||
+		    mount(source ? source : "none", m, "dmemfs", 0, opts) < 0) {
+			say_error("%s: mount -o %s: %s (see the kernel log)", m, opts,
+				  g_strerror(errno));
+			failed++;
 		}
 	}
 	/* ---- 2. the guests, all at once: each one's downtime is its own restore */
@@ -768,7 +719,7 @@ static int cmd_abort(const DmemConfig *cfg, virConnectPtr conn)
 	g_autoptr(GPtrArray) uuids = NULL;
 	g_autoptr(GError) e = NULL;
 	g_autofree char *kept = NULL;
-	HookEnv env = { .cfg = cfg };
+	DomainEnv env = { .cfg = cfg };
 	int failed = 0;
 
 	state = load_state(cfg);
@@ -787,13 +738,13 @@ static int cmd_abort(const DmemConfig *cfg, virConnectPtr conn)
 			failed++;
 			continue;
 		}
-		if (!on && !hook_release(&env, uuid, &e)) {
+		if (!on && !domain_release(&env, uuid, &e)) {
 			say_error("domain %s: %s", name ? name : uuid, e->message);
 			g_clear_error(&e);
 			failed++;
 			continue;
 		}
-		mark(cfg, uuid, FALSE, NULL);
+		dmem_domain_set_mark(cfg, uuid, FALSE, NULL);
 		unlink(image);
 		dmem_carry_remove(state, uuid);
 		printf("domain %s: %s\n", name ? name : uuid,

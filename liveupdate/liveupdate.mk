@@ -8,7 +8,7 @@
 
 LU_BIN    := $(BUILD)/bin/dmem-liveupdate
 LU_CFLAGS  = $(US_CFLAGS) $(shell pkg-config --cflags libvirt libvirt-qemu)
-LU_LIBS    = $(US_HOOK_A) $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt libvirt-qemu)
+LU_LIBS    = $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt libvirt-qemu)
 
 .PHONY: liveupdate
 liveupdate: $(LU_BIN)
@@ -18,7 +18,7 @@ $(BUILD)/obj/liveupdate/%.o: $(TOP)/liveupdate/%.c $(TOP)/liveupdate/liveupdate.
 	@mkdir -p $(@D)
 	$(CC) $(LU_CFLAGS) -c -o $@ $<
 
-$(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(US_HOOK_A) $(US_LIB_A)
+$(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(US_LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(LU_LIBS)
 

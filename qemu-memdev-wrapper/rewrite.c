@@ -449,7 +449,7 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 
 gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args)
 {
-	g_autofree char *dir = NULL, *mount = NULL, *uuid = NULL;
+	g_autofree char *mount = NULL, *uuid = NULL;
 	gboolean incoming = FALSE;
 	int fd;
 
@@ -460,9 +460,8 @@ gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args)
 	}
 	if (!incoming || !r->files || !r->files->len)
 		return FALSE;
-	dir = g_path_get_dirname(g_ptr_array_index(r->files, 0));
-	mount = g_path_get_dirname(dir);
-	uuid = g_path_get_basename(dir);
+	if (!dmem_domain_path_split(g_ptr_array_index(r->files, 0), &mount, &uuid))
+		return FALSE;
 	fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return FALSE;
@@ -488,20 +487,18 @@ gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer data, Wr
 {
 	const DmemConfig *cfg = data;
 	gboolean domain = FALSE;
+	DmemMountIter it = { 0 };
 
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(cfg->mounts[i], j);
-			g_autofree char *dir = g_build_filename(m, uuid, NULL);
-			g_autofree char *path = g_build_filename(dir, id, NULL);
+	while (dmem_config_next_mount(cfg, &it)) {
+		g_autofree char *dir = dmem_domain_path(it.path, uuid, NULL);
+		g_autofree char *path = dmem_domain_path(it.path, uuid, id);
 
-			if (g_file_test(path, G_FILE_TEST_EXISTS)) {
-				out->path = g_steal_pointer(&path);
-				out->pagesize = dmem_pagesizes[i];
-				return TRUE;
-			}
-			domain = domain || g_file_test(dir, G_FILE_TEST_IS_DIR);
+		if (g_file_test(path, G_FILE_TEST_EXISTS)) {
+			out->path = g_steal_pointer(&path);
+			out->pagesize = it.pagesize;
+			return TRUE;
 		}
+		domain = domain || g_file_test(dir, G_FILE_TEST_IS_DIR);
 	}
 	if (domain)
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,

@@ -3,7 +3,7 @@
 #ifndef DMEMFS_REWRITE_H
 #define DMEMFS_REWRITE_H
 
-#include "dmemfs-host.h"
+#include "carry.h"
 
 typedef struct {
 	char *path;       /* <mount>/<uuid>/<id> */

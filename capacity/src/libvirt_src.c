@@ -12,8 +12,7 @@
 
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
-#include <libxml/parser.h>
-#include <libxml/xpath.h>
+#include "dmem-xml.h"
 
 #include "capacity.h"
 
@@ -107,71 +106,52 @@ gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *
 static gboolean read_capabilities(cap_host *h, virConnectPtr conn, cap_remote *r, GError **error)
 {
 	g_autofree char *caps = virConnectGetCapabilities(conn);
-	xmlDoc *doc;
-	xmlXPathContext *ctx = NULL;
-	xmlXPathObject *cells = NULL;
-	gboolean ok = TRUE;
+	g_autoptr(DmemXml) x = NULL;
+	g_autoptr(GPtrArray) cells = NULL;
+	g_autoptr(GError) e = NULL;
 
 	if (!caps) {
 		libvirt_error(error, "--connect", "cannot read the capabilities of", r->uri);
 		return FALSE;
 	}
 	/* no network, no entities: what a remote daemon sends is not trusted */
-	doc = xmlReadMemory(caps, (int)strlen(caps), "capabilities.xml", NULL,
-			    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!doc) {
-		g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT,
-			    "--connect: the capabilities of %s are not XML", r->uri);
+	x = dmem_xml_parse(caps, strlen(caps), "capabilities XML", "capabilities", &e);
+	if (!x) {
+		g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT, "--connect: %s: %s", r->uri,
+			    e->message);
 		return FALSE;
 	}
-	ctx = xmlXPathNewContext(doc);
-	if (ctx) {
-		xmlXPathObject *o = xmlXPathEval((const xmlChar *)"string(/capabilities/host/uuid)",
-						 ctx);
-
-		if (o && o->type == XPATH_STRING && o->stringval && *o->stringval)
-			r->uuid = g_strdup((const char *)o->stringval);
-		xmlXPathFreeObject(o);
-		cells = xmlXPathEval((const xmlChar *)"/capabilities/host/topology/cells/cell", ctx);
-	}
-	for (int i = 0; ok && cells && cells->nodesetval && i < cells->nodesetval->nodeNr; i++) {
-		xmlNode *c = cells->nodesetval->nodeTab[i];
-		xmlChar *id = xmlGetProp(c, (const xmlChar *)"id");
+	r->uuid = dmem_xml_string(x, NULL, "./host/uuid");
+	cells = dmem_xml_nodes(x, NULL, "./host/topology/cells/cell");
+	for (guint i = 0; i < cells->len; i++) {
+		xmlNodePtr c = g_ptr_array_index(cells, i);
+		g_autofree char *id = dmem_xml_prop(c, "id");
+		g_autoptr(GPtrArray) mem = dmem_xml_nodes(x, c, "./memory");
 		guint64 nid = 0, kib = 0;
-		cap_node *n = NULL;
+		cap_node *n;
 
-		if (!id || !g_ascii_string_to_unsigned((const char *)id, 10, 0, DMEM_MAX_NODES - 1,
-						       &nid, NULL)) {
+		if (!id || !g_ascii_string_to_unsigned(id, 10, 0, DMEM_MAX_NODES - 1, &nid, NULL)) {
 			g_set_error(error, CAP_ERROR, CAP_ERROR_ENVIRONMENT,
 				    "--connect: a NUMA cell of %s without a valid id", r->uri);
-			ok = FALSE;
-		} else {
-			n = cap_host_node(h, nid, error);
-			ok = n != NULL;
+			return FALSE;
 		}
-		for (xmlNode *m = c->children; ok && m; m = m->next) {
-			xmlChar *unit, *text;
+		n = cap_host_node(h, nid, error);
+		if (!n)
+			return FALSE;
+		for (guint k = 0; k < mem->len; k++) {
+			xmlNodePtr m = g_ptr_array_index(mem, k);
+			g_autofree char *unit = dmem_xml_prop(m, "unit");
+			g_autofree char *text = dmem_xml_content(m);
 
-			if (m->type != XML_ELEMENT_NODE || strcmp((const char *)m->name, "memory"))
-				continue;
-			unit = xmlGetProp(m, (const xmlChar *)"unit");
-			text = xmlNodeGetContent(m);
 			/* libvirt writes a cell's memory in KiB */
-			if ((!unit || !strcmp((const char *)unit, "KiB")) && text &&
-			    g_ascii_string_to_unsigned((const char *)text, 10, 0, CAP_MAX_SIZE / 1024,
-						       &kib, NULL)) {
+			if ((!unit || !strcmp(unit, "KiB")) && text &&
+			    g_ascii_string_to_unsigned(text, 10, 0, CAP_MAX_SIZE / 1024, &kib, NULL)) {
 				n->memtotal = kib * 1024;
 				n->has_memtotal = true;
 			}
-			xmlFree(unit);
-			xmlFree(text);
 		}
-		xmlFree(id);
 	}
-	xmlXPathFreeObject(cells);
-	xmlXPathFreeContext(ctx);
-	xmlFreeDoc(doc);
-	return ok;
+	return TRUE;
 }
 
 /* "dmem-node<N>" -> N */

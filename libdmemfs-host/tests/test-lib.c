@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* libdmemfs-host: page sizes, nodesets, config, sysfs stats, files. */
+#include "dmem-xml.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -478,6 +479,128 @@ static void test_qmp_ignore_shared(void)
 	}
 }
 
+/* util: typed getters on untrusted XML; absent is not zero, bad is not absent */
+static void test_xml_getters(void)
+{
+	static const char doc[] = "<r><a> 7 </a><z>0</z><b>x</b><c/><n k='v'>t</n><n/></r>";
+	g_autoptr(GError) e = NULL;
+	g_autoptr(DmemXml) x = dmem_xml_parse(doc, strlen(doc), "test XML", "r", &e);
+	g_autoptr(GPtrArray) ns = NULL;
+	g_autofree char *a = NULL, *k = NULL;
+	guint64 v = 99;
+
+	g_assert_no_error(e);
+	a = dmem_xml_string(x, NULL, "./a");
+	g_assert_cmpstr(a, ==, "7");
+	g_assert_null(dmem_xml_string(x, NULL, "./c"));    /* empty */
+	g_assert_null(dmem_xml_string(x, NULL, "./none")); /* absent */
+	g_assert_cmpint(dmem_xml_u64(x, NULL, "./a", 10, &v, NULL), ==, 1);
+	g_assert_cmpuint(v, ==, 7);
+	g_assert_cmpint(dmem_xml_u64(x, NULL, "./z", 10, &v, NULL), ==, 1);
+	g_assert_cmpuint(v, ==, 0);
+	v = 99;
+	g_assert_cmpint(dmem_xml_u64(x, NULL, "./none", 10, &v, NULL), ==, 0);
+	g_assert_cmpuint(v, ==, 99);
+	g_assert_cmpint(dmem_xml_u64(x, NULL, "./b", 10, &v, &e), ==, -1);
+	g_assert_nonnull(strstr(e->message, "'x'"));
+	g_clear_error(&e);
+	g_assert_cmpint(dmem_xml_u64(x, NULL, "./a", 6, &v, NULL), ==, -1); /* above max */
+	ns = dmem_xml_nodes(x, NULL, "./n");
+	g_assert_cmpuint(ns->len, ==, 2);
+	k = dmem_xml_prop(g_ptr_array_index(ns, 0), "k");
+	g_assert_cmpstr(k, ==, "v");
+	g_assert_null(dmem_xml_prop(g_ptr_array_index(ns, 1), "k"));
+	g_assert_null(dmem_xml_node(x, NULL, "./none"));
+}
+
+static void test_xml_refusals(void)
+{
+	static const struct {
+		const char *doc, *why;
+	} bad[] = {
+		{ "<r><a></r>", "malformed test XML" },
+		{ "<!DOCTYPE r [<!ENTITY e 'x'>]><r>&e;</r>", "DOCTYPE not allowed" },
+		{ "<q/>", "root is not <r>" },
+		{ "<r xmlns='urn:x'/>", "root is not <r>" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		g_assert_null(dmem_xml_parse(bad[i].doc, strlen(bad[i].doc), "test XML", "r", &e));
+		g_assert_nonnull(e);
+		g_assert_nonnull(strstr(e->message, bad[i].why));
+		g_assert_null(strchr(e->message, '\n'));
+	}
+	{
+		g_autoptr(GError) e = NULL;
+
+		g_assert_null(dmem_xml_parse("<r/>", DMEM_XML_MAX + 1ul, "test XML", "r", &e));
+		g_assert_nonnull(strstr(e->message, "larger than"));
+	}
+}
+
+/* util: every configured mount once, 4K first, each size's in config order */
+static void test_config_mount_iter(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	DmemMountIter it = { 0 };
+	g_autoptr(GString) seen = g_string_new(NULL);
+
+	g_ptr_array_add(t->cfg->mounts[0], g_strdup("/m/4K-b"));
+	g_ptr_array_set_size(t->cfg->mounts[1], 0); /* no 2M mount at all */
+	g_ptr_array_add(t->cfg->mounts[2], g_strdup("/m/1G-b"));
+	while (dmem_config_next_mount(t->cfg, &it))
+		g_string_append_printf(seen, "%s %s;", dmem_pagesize_name(it.pagesize),
+				       g_str_has_prefix(it.path, "/m/") ? it.path :
+				       it.pagesize == dmem_pagesizes[0] ? "4K-a" : "1G-a");
+	g_assert_cmpstr(seen->str, ==, "4K 4K-a;4K /m/4K-b;1G 1G-a;1G /m/1G-b;");
+	g_assert_false(dmem_config_next_mount(t->cfg, &it)); /* stays done */
+}
+
+/* model: <mount>/<uuid>/<id> is built and parsed in one place */
+static void test_domain_path(void)
+{
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autofree char *p = dmem_domain_path("/run/dmemfs/2M", u, "ram-node0");
+	g_autofree char *d = dmem_domain_path("/run/dmemfs/2M", u, NULL);
+	g_autofree char *m = NULL, *uu = NULL;
+
+	g_assert_cmpstr(p, ==, "/run/dmemfs/2M/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/ram-node0");
+	g_assert_cmpstr(d, ==, "/run/dmemfs/2M/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59");
+	g_assert_true(dmem_domain_path_split(p, &m, &uu));
+	g_assert_cmpstr(m, ==, "/run/dmemfs/2M");
+	g_assert_cmpstr(uu, ==, u);
+	/* a path whose parent is not a canonical UUID is no backend file */
+	g_assert_false(dmem_domain_path_split("/run/dmemfs/2M/x/ram-node0", &m, &uu));
+	g_assert_false(dmem_domain_path_split(
+		"/m/8F6D3C2A-1B4E-4C5D-9A7F-0E1D2C3B4A59/ram-node0", &m, &uu));
+	g_assert_false(dmem_domain_path_split("rel/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/r",
+					      &m, &uu));
+}
+
+/* model: the mark goes into each mount that has the domain's directory, and out */
+static void test_set_mark(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autofree char *d4 = dmem_domain_path(t->mounts[0], u, NULL);
+	g_autofree char *d1 = dmem_domain_path(t->mounts[2], u, NULL);
+	g_autofree char *m4 = g_build_filename(d4, DMEM_CARRIED_MARK, NULL);
+	g_autofree char *elsewhere = g_build_filename(t->dir, "elsewhere", NULL);
+	g_autofree char *m1 = g_build_filename(elsewhere, DMEM_CARRIED_MARK, NULL);
+
+	g_assert_cmpint(g_mkdir(d4, 0700), ==, 0);
+	g_assert_cmpint(g_mkdir(elsewhere, 0700), ==, 0);
+	g_assert_cmpint(symlink(elsewhere, d1), ==, 0); /* never through a symlink */
+	g_assert_true(dmem_domain_set_mark(t->cfg, u, TRUE, NULL));
+	g_assert_true(g_file_test(m4, G_FILE_TEST_IS_REGULAR));
+	g_assert_false(g_file_test(m1, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0); /* no directory: nothing */
+	g_assert_true(dmem_domain_set_mark(t->cfg, u, FALSE, NULL));
+	g_assert_false(g_file_test(m4, G_FILE_TEST_EXISTS));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -496,5 +619,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/file/populate-tmpfs", test_populate_tmpfs);
 	g_test_add_func("/lib/carry/state", test_carry_state);
 	g_test_add_func("/lib/carry/qmp-ignore-shared", test_qmp_ignore_shared);
+	g_test_add_func("/lib/xml/typed-getters", test_xml_getters);
+	g_test_add_func("/lib/xml/refusals", test_xml_refusals);
+	g_test_add_func("/lib/config/mount-iterator", test_config_mount_iter);
+	g_test_add_func("/lib/domain/path", test_domain_path);
+	g_test_add_func("/lib/domain/set-mark", test_set_mark);
 	return g_test_run();
 }

@@ -3,7 +3,7 @@
 #ifndef DMEMFS_TESTUTIL_H
 #define DMEMFS_TESTUTIL_H
 
-#include "dmemfs-host.h"
+#include "carry.h"
 
 /* a scratch tree: <dir>/mnt-{4K,2M,1G}, <dir>/sysfs, <dir>/dmemfs-host.conf */
 typedef struct {

@@ -4,7 +4,8 @@
  * argv real libvirt 9.0 generated for the same XML), admission control,
  * prepare / release / reconnect against a temporary directory, and the CLI.
  */
-#include "hook.h"
+#include "dmem-xml.h"
+#include "domain.h"
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -238,6 +239,21 @@ static void test_plan_not_opted(void)
 	g_assert_cmpuint(p->backends->len, ==, 0);
 }
 
+/* the plan counts VFIO devices, so nobody parses the domain XML a second time */
+static void test_plan_hostdevs(void)
+{
+	static const char xml[] =
+		"<domain><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid><devices>"
+		"<hostdev mode='subsystem' type='pci'/><disk/><hostdev/></devices>"
+		"<hostdev/></domain>";
+	g_autoptr(GError) e = NULL;
+	PlanOptions o = { 0 };
+	g_autoptr(DomainPlan) p = plan_from_xml(xml, strlen(xml), &o, &e);
+
+	g_assert_no_error(e);
+	g_assert_cmpuint(p->hostdevs, ==, 2); /* only those under <devices> */
+}
+
 /*
  * Page sizes per backend, as libvirt 9.0 picks them (hugepages.args): a
  * cell's <hugepages><page nodeset>, a DIMM's own <source><pagesize>, else
@@ -285,7 +301,7 @@ static void test_plan_pagesize_source(void)
 			    "<memory>1024</memory></domain>";
 	PlanOptions force = { .force = TRUE };
 	g_autoptr(DomainPlan) q = NULL;
-	g_autofree char *big = g_malloc0(PLAN_MAX_XML + 2);
+	g_autofree char *big = g_malloc0(DMEM_XML_MAX + 2);
 
 	g_assert_no_error(e);
 	g_assert_cmpuint(p->pagesize, ==, GiB);     /* --pagesize beats metadata 2M */
@@ -294,7 +310,7 @@ static void test_plan_pagesize_source(void)
 	g_assert_null(q);
 	g_assert_nonnull(strstr(e->message, "no dmemfs page size"));
 	g_clear_error(&e);
-	q = plan_from_xml(big, PLAN_MAX_XML + 1, &force, &e);
+	q = plan_from_xml(big, DMEM_XML_MAX + 1, &force, &e);
 	g_assert_null(q);
 	g_assert_nonnull(strstr(e->message, "larger than"));
 }
@@ -461,9 +477,9 @@ static void fake_reset(void)
 	fake_fs_unmounted = 0;
 }
 
-static HookEnv env_of(TestTree *t)
+static DomainEnv env_of(TestTree *t)
 {
-	HookEnv env = { t->cfg, &fake_ops, getuid(), getgid() };
+	DomainEnv env = { t->cfg, &fake_ops, getuid(), getgid() };
 
 	return env;
 }
@@ -486,14 +502,14 @@ static void test_prepare_creates(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
 	struct stat st;
 
 	fake_reset();
 	/* every cell's file is preallocated at once, by a thread of its own */
 	fake_barrier = p->backends->len;
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(stat(dir, &st), ==, 0);
 	g_assert_cmpuint(st.st_mode & 07777, ==, 0710);
@@ -509,7 +525,7 @@ static void test_prepare_creates(void)
 	}
 	g_assert_cmpuint(fake_calls, ==, 3);
 	g_assert_cmpuint(fake_max_in_flight, ==, 3);
-	g_assert_true(hook_reconnect(&env, p, &e));
+	g_assert_true(domain_reconnect(&env, p, &e));
 	g_assert_no_error(e);
 }
 
@@ -522,7 +538,7 @@ static void test_prepare_virtio_mem(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "virtio-mem");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(dir, "memvirtiomem0", NULL);
 	struct stat st;
@@ -530,17 +546,17 @@ static void test_prepare_virtio_mem(void)
 	fake_reset();
 	/* cell 1G + DIMM 514M + requested 256M = 1794M fit in 1800M; 1G + 1G would not */
 	test_tree_set_node(t, 0, 64 * GiB, 1800 * MiB);
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpuint(fake_calls, ==, 2); /* ram-node0 and memdimm0 only */
 	g_assert_cmpint(stat(f, &st), ==, 0);
 	g_assert_cmpuint(st.st_size, ==, GiB);
 	g_assert_cmpuint(st.st_mode & 07777, ==, 0600);
 	g_assert_cmpint(test_count_entries(dir), ==, 4);
-	g_assert_true(hook_release(&env, p->uuid, &e));
+	g_assert_true(domain_release(&env, p->uuid, &e));
 	/* 2M less: refused, and the message names what the device requests */
 	test_tree_set_node(t, 0, 64 * GiB, 1792 * MiB);
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "memvirtiomem0=268435456 (virtio-mem requested, of "
 				"1073741824) on node 0 (bind)"));
 	g_assert_cmpint(access(dir, F_OK), ==, -1);
@@ -556,14 +572,14 @@ static void test_prepare_hugepages(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "hugepages");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	g_autofree char *d2 = g_build_filename(t->mounts[1], p->uuid, NULL);
 	g_autofree char *d1g = g_build_filename(t->mounts[2], p->uuid, NULL);
 	g_autofree char *want = NULL;
 
 	fake_reset();
 	fake_fs_unmounted = GiB;
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	want = g_strdup_printf("ram-node0: page size 1G: %s: not a dmemfs mount (fake) (dmemfs "
 			       "mounted here: 4K %s, 2M %s)", t->mounts[2], t->mounts[0],
 			       t->mounts[1]);
@@ -574,20 +590,20 @@ static void test_prepare_hugepages(void)
 	g_clear_error(&e);
 
 	fake_reset();
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(test_count_entries(d1g), ==, 3); /* ram-node0, memdimm0, memdimm1 */
 	g_assert_cmpint(test_count_entries(d2), ==, 2);  /* ram-node1, memdimm2 */
 	g_assert_cmpint(test_count_entries(t->mounts[0]), ==, 0);
-	g_assert_true(hook_reconnect(&env, p, &e));
-	g_assert_true(hook_release(&env, p->uuid, &e));
+	g_assert_true(domain_reconnect(&env, p, &e));
+	g_assert_true(domain_release(&env, p->uuid, &e));
 	g_assert_cmpint(access(d1g, F_OK), ==, -1);
 	g_assert_cmpint(access(d2, F_OK), ==, -1);
 
 	/* a failure in one mount removes what the other got */
 	fake_reset();
 	fake_fail_name = "/memdimm2";
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "memdimm2: fallocate: No space left"));
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
 	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 0);
@@ -598,11 +614,11 @@ static void test_prepare_cleanup_halfway(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "dimm");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 
 	fake_reset();
 	fake_fail_name = "/memdimm0"; /* the others are created meanwhile */
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "memdimm0: fallocate: No space left"));
 	g_assert_cmpuint(fake_calls, ==, p->backends->len);
 	g_assert_cmpuint(fake_calls, >, 1);
@@ -614,12 +630,12 @@ static void test_prepare_refusals_create_nothing(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 
 	/* admission: node 0 has 1G free, the domain needs more there */
 	fake_reset();
 	test_tree_set_node(t, 0, 64 * GiB, GiB);
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_NO_SPACE);
 	g_assert_cmpuint(fake_calls, ==, 0);
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
@@ -627,21 +643,21 @@ static void test_prepare_refusals_create_nothing(void)
 	/* not a dmemfs */
 	test_tree_set_node(t, 0, 64 * GiB, 32 * GiB);
 	fake_fs_ok = FALSE;
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "not a dmemfs mount"));
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
 	g_clear_error(&e);
 	/* a mount from the (untrusted) XML that is not configured */
 	fake_fs_ok = TRUE;
 	p->mount = g_strdup("/etc");
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "not a configured 2M dmemfs mount"));
 	g_clear_error(&e);
 	/* sysfs stats missing */
 	g_clear_pointer(&p->mount, g_free);
 	g_free(t->cfg->sysfs_root);
 	t->cfg->sysfs_root = g_strdup("/nonexistent/dmem");
-	g_assert_false(hook_prepare(&env, p, &e));
+	g_assert_false(domain_prepare(&env, p, &e));
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
 }
 
@@ -650,7 +666,7 @@ static void test_prepare_reclaims_stale(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	g_autofree char *stale = g_build_filename(t->mounts[2], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(stale, "old", NULL);
 	g_autofree char *now = g_build_filename(t->mounts[1], p->uuid, "pc.ram", NULL);
@@ -658,7 +674,7 @@ static void test_prepare_reclaims_stale(void)
 	fake_reset();
 	g_mkdir(stale, 0700);
 	g_file_set_contents(f, "x", 1, NULL);
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_false(g_file_test(stale, G_FILE_TEST_EXISTS));
 	g_assert_true(g_file_test(now, G_FILE_TEST_IS_REGULAR));
@@ -669,7 +685,7 @@ static void test_release_idempotent(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "multinode");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	/* release XML: same domain, no id attribute, only the uuid matters */
 	gsize len;
 	g_autofree char *xml = test_read_fixture(FIX "multinode.xml", &len);
@@ -685,19 +701,19 @@ static void test_release_idempotent(void)
 	g_assert_cmpuint(rel->backends->len, ==, 0);
 
 	/* release before any prepare (libvirt does that after a failed prepare) */
-	g_assert_true(hook_release(&env, rel->uuid, &e));
+	g_assert_true(domain_release(&env, rel->uuid, &e));
 	test_tree_set_node(t, 2, 64 * GiB, 32 * GiB);
 	test_tree_set_node(t, 3, 64 * GiB, 32 * GiB);
 	fake_reset();
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 1);
-	g_assert_true(hook_release(&env, rel->uuid, &e));
+	g_assert_true(domain_release(&env, rel->uuid, &e));
 	g_assert_cmpint(test_count_entries(t->mounts[2]), ==, 0);
-	g_assert_true(hook_release(&env, rel->uuid, &e));
+	g_assert_true(domain_release(&env, rel->uuid, &e));
 	g_assert_no_error(e);
 	/* reconnect after the files vanished: reported */
-	g_assert_false(hook_reconnect(&env, p, &e));
+	g_assert_false(domain_reconnect(&env, p, &e));
 	g_assert_nonnull(strstr(e->message, "ram-node0"));
 }
 
@@ -711,26 +727,26 @@ static void test_carried_kept_and_reused(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
 	g_autoptr(GError) e = NULL;
-	HookEnv env = env_of(t);
+	DomainEnv env = env_of(t);
 	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
 	g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
 	struct stat before, after;
 
 	fake_reset();
-	g_assert_true(hook_prepare(&env, p, &e));
+	g_assert_true(domain_prepare(&env, p, &e));
 	g_assert_no_error(e);
-	g_assert_false(hook_carried(&env, p->uuid));
+	g_assert_false(domain_carried(&env, p->uuid));
 	g_assert_cmpint(stat(f, &before), ==, 0);
 	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
 	/* a mark the carry state does not list counts for nothing, and goes */
-	g_assert_false(hook_carried(&env, p->uuid));
+	g_assert_false(domain_carried(&env, p->uuid));
 	g_assert_false(g_file_test(mark, G_FILE_TEST_EXISTS));
 	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
 	test_tree_carry(t, p->uuid, TRUE);
-	g_assert_true(hook_carried(&env, p->uuid));
+	g_assert_true(domain_carried(&env, p->uuid));
 	/* what main() does for release end and prepare begin of a carried domain */
-	g_assert_true(hook_reconnect(&env, p, &e));
+	g_assert_true(domain_reconnect(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(stat(f, &after), ==, 0);
 	g_assert_cmpuint(before.st_ino, ==, after.st_ino);
@@ -742,14 +758,14 @@ static void test_carried_kept_and_reused(void)
 
 		g_assert_true(g_file_get_contents(sp, &good, NULL, NULL));
 		g_assert_true(g_file_set_contents(sp, "garbage", -1, NULL));
-		g_assert_true(hook_carried(&env, p->uuid));
+		g_assert_true(domain_carried(&env, p->uuid));
 		g_assert_true(g_file_set_contents(sp, good, -1, NULL));
 	}
 	/* the state gone, the mark left behind: an ordinary domain again */
 	test_tree_carry(t, p->uuid, FALSE);
-	g_assert_false(hook_carried(&env, p->uuid));
+	g_assert_false(domain_carried(&env, p->uuid));
 	g_assert_false(g_file_test(mark, G_FILE_TEST_EXISTS));
-	g_assert_true(hook_release(&env, p->uuid, &e));
+	g_assert_true(domain_release(&env, p->uuid, &e));
 	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
 }
 
@@ -914,6 +930,7 @@ int main(int argc, char **argv)
 		g_test_add_data_func(n, &refusals[i], test_plan_refused);
 	}
 	g_test_add_func("/hook/plan/not-opted-in", test_plan_not_opted);
+	g_test_add_func("/hook/plan/counts-hostdevs", test_plan_hostdevs);
 	g_test_add_func("/hook/plan/hugepages-pagesize-per-backend", test_plan_hugepages);
 	g_test_add_func("/hook/prepare/pagesize-per-backend-mounts", test_prepare_hugepages);
 	g_test_add_func("/hook/plan/pagesize-source-and-limits", test_plan_pagesize_source);

@@ -235,6 +235,18 @@ const char *dmem_config_mount(const DmemConfig *cfg, guint64 pagesize, const cha
 	return NULL;
 }
 
+gboolean dmem_config_next_mount(const DmemConfig *cfg, DmemMountIter *it)
+{
+	for (; it->i < DMEM_N_PAGESIZES; it->i++, it->j = 0) {
+		if (it->j < cfg->mounts[it->i]->len) {
+			it->path = g_ptr_array_index(cfg->mounts[it->i], it->j++);
+			it->pagesize = dmem_pagesizes[it->i];
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
 gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GError **error)
 {
 	struct passwd pw, *pwp = NULL;

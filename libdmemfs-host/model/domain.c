@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "hook.h"
+#include "domain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,39 +12,38 @@ static int open_dir(const char *path)
 	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-gboolean hook_carried(const HookEnv *env, const char *uuid)
+gboolean domain_carried(const DomainEnv *env, const char *uuid)
 {
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
-			int fd = open_dir(g_ptr_array_index(env->cfg->mounts[i], j));
-			gboolean carried = fd >= 0 && dmem_domain_carried(env->cfg, fd, uuid);
+	DmemMountIter it = { 0 };
 
-			if (fd >= 0)
-				close(fd);
-			if (carried)
-				return TRUE;
-		}
+	while (dmem_config_next_mount(env->cfg, &it)) {
+		int fd = open_dir(it.path);
+		gboolean carried = fd >= 0 && dmem_domain_carried(env->cfg, fd, uuid);
+
+		if (fd >= 0)
+			close(fd);
+		if (carried)
+			return TRUE;
 	}
 	return FALSE;
 }
 
-gboolean hook_release(const HookEnv *env, const char *uuid, GError **error)
+gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error)
 {
 	g_autoptr(GString) errs = g_string_new(NULL);
 
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
-			const char *m = g_ptr_array_index(env->cfg->mounts[i], j);
-			g_autoptr(GError) e = NULL;
-			int fd = open_dir(m);
+	DmemMountIter it = { 0 };
 
-			if (fd < 0)
-				continue; /* not mounted: nothing of ours there */
-			if (!dmem_remove_domain_dir(fd, uuid, &e))
-				g_string_append_printf(errs, "%s%s: %s", errs->len ? "; " : "", m,
-						       e->message);
-			close(fd);
-		}
+	while (dmem_config_next_mount(env->cfg, &it)) {
+		g_autoptr(GError) e = NULL;
+		int fd = open_dir(it.path);
+
+		if (fd < 0)
+			continue; /* not mounted: nothing of ours there */
+		if (!dmem_remove_domain_dir(fd, uuid, &e))
+			g_string_append_printf(errs, "%s%s: %s", errs->len ? "; " : "", it.path,
+					       e->message);
+		close(fd);
 	}
 	if (errs->len) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "release: %s", errs->str);
@@ -62,7 +61,7 @@ typedef struct {
 
 /* One backend's file, created and preallocated by a thread of its own. */
 typedef struct {
-	const HookEnv *env;
+	const DomainEnv *env;
 	const PlanBackend *b;
 	const DomMount *mount; /* of the backend's page size */
 	gboolean ok;
@@ -87,7 +86,7 @@ static gpointer create_job(gpointer data)
  * The first failure in backend order is the error; the caller removes
  * whatever was created.
  */
-static gboolean create_files(const HookEnv *env, const DomainPlan *plan, const DomMount *m,
+static gboolean create_files(const DomainEnv *env, const DomainPlan *plan, const DomMount *m,
 			     GError **error)
 {
 	guint n = plan->backends->len;
@@ -120,7 +119,7 @@ static gboolean create_files(const HookEnv *env, const DomainPlan *plan, const D
 }
 
 /* the configured mount of @b's page size (the domain's may be named in its metadata) */
-static const char *backend_mount(const HookEnv *env, const DomainPlan *plan, const PlanBackend *b,
+static const char *backend_mount(const DomainEnv *env, const DomainPlan *plan, const PlanBackend *b,
 				 GError **error)
 {
 	return dmem_config_mount(env->cfg, b->pagesize,
@@ -128,21 +127,19 @@ static const char *backend_mount(const HookEnv *env, const DomainPlan *plan, con
 }
 
 /* "2M /run/dmemfs/2M, 4K /run/dmemfs/4K": the page sizes served here */
-static char *mounted_sizes(const HookEnv *env)
+static char *mounted_sizes(const DomainEnv *env)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
+	DmemMountIter it = { 0 };
 
-	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
-		for (guint j = 0; j < env->cfg->mounts[i]->len; j++) {
-			const char *p = g_ptr_array_index(env->cfg->mounts[i], j);
-			int fd = open_dir(p);
+	while (dmem_config_next_mount(env->cfg, &it)) {
+		int fd = open_dir(it.path);
 
-			if (fd >= 0 && env->ops->check_fs(fd, dmem_pagesizes[i], NULL))
-				g_string_append_printf(s, "%s%s %s", s->len ? ", " : "",
-						       dmem_pagesize_name(dmem_pagesizes[i]), p);
-			if (fd >= 0)
-				close(fd);
-		}
+		if (fd >= 0 && env->ops->check_fs(fd, it.pagesize, NULL))
+			g_string_append_printf(s, "%s%s %s", s->len ? ", " : "",
+					       dmem_pagesize_name(it.pagesize), it.path);
+		if (fd >= 0)
+			close(fd);
 	}
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
@@ -152,7 +149,7 @@ static char *mounted_sizes(const HookEnv *env)
  * metadata may name which) and those of backends with a page size of
  * their own, each checked to be a dmemfs of that size.
  */
-static gboolean open_mounts(const HookEnv *env, const DomainPlan *plan, DomMount *m,
+static gboolean open_mounts(const DomainEnv *env, const DomainPlan *plan, DomMount *m,
 			    GError **error)
 {
 	for (guint k = 0; k < plan->backends->len; k++) {
@@ -179,7 +176,7 @@ static gboolean open_mounts(const HookEnv *env, const DomainPlan *plan, DomMount
 	return TRUE;
 }
 
-gboolean hook_prepare(const HookEnv *env, const DomainPlan *plan, GError **error)
+gboolean domain_prepare(const DomainEnv *env, const DomainPlan *plan, GError **error)
 {
 	g_autoptr(GArray) stats = NULL;
 	DomMount m[DMEM_N_PAGESIZES];
@@ -190,7 +187,7 @@ gboolean hook_prepare(const HookEnv *env, const DomainPlan *plan, GError **error
 	if (!open_mounts(env, plan, m, error))
 		goto out;
 	/* leftovers of a crash before release: give their dpages back first */
-	if (!hook_release(env, plan->uuid, error))
+	if (!domain_release(env, plan->uuid, error))
 		goto out;
 	stats = dmem_stats_read(env->cfg->sysfs_root, error);
 	if (!stats || !plan_admit(plan, stats, error))
@@ -204,8 +201,7 @@ gboolean hook_prepare(const HookEnv *env, const DomainPlan *plan, GError **error
 			goto out;
 		}
 		m[i].created = TRUE;
-		m[i].dfd = openat(m[i].mfd, plan->uuid,
-				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		m[i].dfd = dmem_domain_dir_open(m[i].mfd, plan->uuid, O_RDONLY);
 		/* root-owned, qemu group may only traverse: QEMU cannot add files */
 		if (m[i].dfd < 0 || fchown(m[i].dfd, (uid_t)-1, env->gid) < 0 ||
 		    fchmod(m[i].dfd, 0710) < 0) {
@@ -227,7 +223,7 @@ out:
 	return ok;
 }
 
-gboolean hook_reconnect(const HookEnv *env, const DomainPlan *plan, GError **error)
+gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error)
 {
 	g_autoptr(GString) missing = g_string_new(NULL);
 
@@ -239,7 +235,7 @@ gboolean hook_reconnect(const HookEnv *env, const DomainPlan *plan, GError **err
 
 		if (!mount)
 			return FALSE;
-		p = g_build_filename(mount, plan->uuid, b->id, NULL);
+		p = dmem_domain_path(mount, plan->uuid, b->id);
 		if (lstat(p, &st) < 0 || !S_ISREG(st.st_mode) || (guint64)st.st_size < b->size)
 			g_string_append_printf(missing, "%s%s", missing->len ? ", " : "", p);
 	}

@@ -25,12 +25,10 @@
  */
 #include "plan.h"
 
+#include "dmem-xml.h"
+
 #include <errno.h>
 #include <json-glib/json-glib.h>
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-#include <libxml/xpath.h>
-#include <libxml/xpathInternals.h>
 #include <string.h>
 
 #define LIBVIRT_MAX_BYTES ((guint64)G_MAXINT64) /* virMemoryMaxValue() on 64-bit */
@@ -44,20 +42,6 @@ typedef struct {
 	TuneMode mode;
 	DmemNodeset nodes;
 } Tune;
-
-typedef struct {
-	xmlDocPtr doc;
-	xmlXPathContextPtr ctx;
-} Xml;
-
-static void xml_clear(Xml *x)
-{
-	if (x->ctx)
-		xmlXPathFreeContext(x->ctx);
-	if (x->doc)
-		xmlFreeDoc(x->doc);
-}
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Xml, xml_clear)
 
 static void backend_free(gpointer p)
 {
@@ -88,52 +72,6 @@ static void fail(GError **error, int code, const char *fmt, ...)
 	if (error && !*error)
 		*error = g_error_new_valist(DMEM_ERROR, code, fmt, ap);
 	va_end(ap);
-}
-
-/* ---- XML access ---------------------------------------------------------- */
-
-static xmlXPathObjectPtr xp_eval(Xml *x, xmlNodePtr at, const char *expr)
-{
-	x->ctx->node = at ? at : xmlDocGetRootElement(x->doc);
-	return xmlXPathEvalExpression((const xmlChar *)expr, x->ctx);
-}
-
-/* nodes matching expr, relative to at (NULL = <domain>) */
-static GPtrArray *xp_nodes(Xml *x, xmlNodePtr at, const char *expr)
-{
-	GPtrArray *out = g_ptr_array_new();
-	xmlXPathObjectPtr o = xp_eval(x, at, expr);
-
-	if (o && o->type == XPATH_NODESET && o->nodesetval)
-		for (int i = 0; i < o->nodesetval->nodeNr; i++)
-			g_ptr_array_add(out, o->nodesetval->nodeTab[i]);
-	xmlXPathFreeObject(o);
-	return out;
-}
-
-static xmlNodePtr xp_node(Xml *x, xmlNodePtr at, const char *expr)
-{
-	g_autoptr(GPtrArray) n = xp_nodes(x, at, expr);
-
-	return n->len ? g_ptr_array_index(n, 0) : NULL;
-}
-
-static char *prop(xmlNodePtr n, const char *name)
-{
-	xmlChar *v = n ? xmlGetNoNsProp(n, (const xmlChar *)name) : NULL;
-	char *s = v ? g_strdup((const char *)v) : NULL;
-
-	xmlFree(v);
-	return s;
-}
-
-static char *content(xmlNodePtr n)
-{
-	xmlChar *v = n ? xmlNodeGetContent(n) : NULL;
-	char *s = v ? g_strdup((const char *)v) : NULL;
-
-	xmlFree(v);
-	return s;
 }
 
 static gboolean parse_uint(const char *s, guint64 max, guint64 *out)
@@ -213,10 +151,10 @@ gboolean plan_parse_kib(const char *value, const char *unit, guint64 *kib, GErro
 	return TRUE;
 }
 
-static gboolean elem_kib(Xml *x, xmlNodePtr n, const char *attr, guint64 *kib, GError **error)
+static gboolean elem_kib(DmemXml *x, xmlNodePtr n, const char *attr, guint64 *kib, GError **error)
 {
-	g_autofree char *v = attr ? prop(n, attr) : content(n);
-	g_autofree char *u = prop(n, "unit");
+	g_autofree char *v = attr ? dmem_xml_prop(n, attr) : dmem_xml_content(n);
+	g_autofree char *u = dmem_xml_prop(n, "unit");
 
 	(void)x;
 	return plan_parse_kib(v, u, kib, error);
@@ -282,13 +220,13 @@ static gboolean parse_mode(const char *s, const char *where, TuneMode *mode, GEr
 	return FALSE;
 }
 
-static gboolean parse_numatune(Xml *x, guint ncells, Tune *global, Tune **cells, GError **error)
+static gboolean parse_numatune(DmemXml *x, guint ncells, Tune *global, Tune **cells, GError **error)
 {
-	xmlNodePtr mem = xp_node(x, NULL, "./numatune/memory");
-	g_autoptr(GPtrArray) memnodes = xp_nodes(x, NULL, "./numatune/memnode");
-	g_autofree char *placement = prop(mem, "placement");
-	g_autofree char *nodeset = prop(mem, "nodeset");
-	g_autofree char *mode = prop(mem, "mode");
+	xmlNodePtr mem = dmem_xml_node(x, NULL, "./numatune/memory");
+	g_autoptr(GPtrArray) memnodes = dmem_xml_nodes(x, NULL, "./numatune/memnode");
+	g_autofree char *placement = dmem_xml_prop(mem, "placement");
+	g_autofree char *nodeset = dmem_xml_prop(mem, "nodeset");
+	g_autofree char *mode = dmem_xml_prop(mem, "mode");
 	g_autoptr(GError) e = NULL;
 
 	*cells = g_new0(Tune, ncells ? ncells : 1);
@@ -315,9 +253,9 @@ static gboolean parse_numatune(Xml *x, guint ncells, Tune *global, Tune **cells,
 	}
 	for (guint i = 0; i < memnodes->len; i++) {
 		xmlNodePtr n = g_ptr_array_index(memnodes, i);
-		g_autofree char *cellid = prop(n, "cellid");
-		g_autofree char *m = prop(n, "mode");
-		g_autofree char *ns = prop(n, "nodeset");
+		g_autofree char *cellid = dmem_xml_prop(n, "cellid");
+		g_autofree char *m = dmem_xml_prop(n, "mode");
+		g_autofree char *ns = dmem_xml_prop(n, "nodeset");
 		guint64 id;
 		Tune *t;
 
@@ -408,15 +346,15 @@ static PlanBackend *add_backend(DomainPlan *plan, char *id, int cell)
 	return b;
 }
 
-static gboolean parse_metadata(Xml *x, DomainPlan *plan, GError **error)
+static gboolean parse_metadata(DmemXml *x, DomainPlan *plan, GError **error)
 {
-	xmlNodePtr md = xp_node(x, NULL, "./metadata/dmemfs:dmemfs");
-	g_autofree char *ps = prop(md, "pagesize");
+	xmlNodePtr md = dmem_xml_node(x, NULL, "./metadata/dmemfs:dmemfs");
+	g_autofree char *ps = dmem_xml_prop(md, "pagesize");
 
 	if (!md)
 		return TRUE;
 	plan->opted_in = TRUE;
-	plan->mount = prop(md, "mount");
+	plan->mount = dmem_xml_prop(md, "mount");
 	if (ps && !dmem_pagesize_parse(ps, &plan->pagesize)) {
 		fail(error, DMEM_ERROR_FAILED, "metadata pagesize '%s' is not 4K, 2M or 1G", ps);
 		return FALSE;
@@ -444,10 +382,10 @@ static void dimm_clear(gpointer p)
 }
 
 /* libvirt 9.0's virtio-mem rules (virDomainMemoryDefValidate) */
-static gboolean parse_virtio_mem(Xml *x, xmlNodePtr n, Dimm *d, GError **error)
+static gboolean parse_virtio_mem(DmemXml *x, xmlNodePtr n, Dimm *d, GError **error)
 {
-	xmlNodePtr block = xp_node(x, n, "./target/block");
-	xmlNodePtr req = xp_node(x, n, "./target/requested");
+	xmlNodePtr block = dmem_xml_node(x, n, "./target/block");
+	xmlNodePtr req = dmem_xml_node(x, n, "./target/requested");
 
 	if (d->target < 0) {
 		fail(error, DMEM_ERROR_FAILED, "virtio-mem device without <target><node>");
@@ -476,12 +414,12 @@ static gboolean parse_virtio_mem(Xml *x, xmlNodePtr n, Dimm *d, GError **error)
 	return TRUE;
 }
 
-static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_only,
+static gboolean parse_dimms(DmemXml *x, GArray *dimms, guint ncells, gboolean shape_only,
 			    GError **error)
 {
-	g_autoptr(GPtrArray) mems = xp_nodes(x, NULL, "./devices/memory");
-	xmlNodePtr maxmem = xp_node(x, NULL, "./maxMemory");
-	g_autofree char *slots_s = prop(maxmem, "slots");
+	g_autoptr(GPtrArray) mems = dmem_xml_nodes(x, NULL, "./devices/memory");
+	xmlNodePtr maxmem = dmem_xml_node(x, NULL, "./maxMemory");
+	g_autofree char *slots_s = dmem_xml_prop(maxmem, "slots");
 	guint64 slots = 0, nvirtio = 0;
 	g_autofree gboolean *used = NULL;
 
@@ -504,14 +442,14 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_
 	used = g_new0(gboolean, slots + 1);
 	for (guint i = 0; i < mems->len; i++) {
 		xmlNodePtr n = g_ptr_array_index(mems, i);
-		g_autofree char *model = prop(n, "model");
-		g_autofree char *node_s = content(xp_node(x, n, "./target/node"));
-		g_autofree char *mask = content(xp_node(x, n, "./source/nodemask"));
-		xmlNodePtr addr = xp_node(x, n, "./address");
-		g_autofree char *atype = prop(addr, "type");
-		g_autofree char *aslot = prop(addr, "slot");
-		g_autofree char *alias = prop(xp_node(x, n, "./alias"), "name");
-		xmlNodePtr size = xp_node(x, n, "./target/size");
+		g_autofree char *model = dmem_xml_prop(n, "model");
+		g_autofree char *node_s = dmem_xml_content(dmem_xml_node(x, n, "./target/node"));
+		g_autofree char *mask = dmem_xml_content(dmem_xml_node(x, n, "./source/nodemask"));
+		xmlNodePtr addr = dmem_xml_node(x, n, "./address");
+		g_autofree char *atype = dmem_xml_prop(addr, "type");
+		g_autofree char *aslot = dmem_xml_prop(addr, "slot");
+		g_autofree char *alias = dmem_xml_prop(dmem_xml_node(x, n, "./alias"), "name");
+		xmlNodePtr size = dmem_xml_node(x, n, "./target/size");
 		Dimm d = { .node = n, .target = -1, .slot = -1 };
 		guint64 v;
 
@@ -522,8 +460,8 @@ static gboolean parse_dimms(Xml *x, GArray *dimms, guint ncells, gboolean shape_
 			return FALSE;
 		}
 		d.virtio_mem = !strcmp(model, "virtio-mem");
-		if (!shape_only && xp_node(x, n, "./source/pagesize") &&
-		    !page_bytes(xp_node(x, n, "./source/pagesize"), NULL,
+		if (!shape_only && dmem_xml_node(x, n, "./source/pagesize") &&
+		    !page_bytes(dmem_xml_node(x, n, "./source/pagesize"), NULL,
 				"memory device <source><pagesize>", &d.pagesize, error))
 			return FALSE;
 		if (!size) {
@@ -618,16 +556,16 @@ static gboolean virtio_mem_sizes(PlanBackend *b, const Dimm *d, gboolean shape_o
  * without a huge page keep @def, the domain's page size; for a shape
  * only, every cell does.
  */
-static gboolean parse_hugepages(Xml *x, guint ncells, guint64 def, gboolean shape_only,
+static gboolean parse_hugepages(DmemXml *x, guint ncells, guint64 def, gboolean shape_only,
 				guint64 *cell_ps, GError **error)
 {
-	xmlNodePtr hp = shape_only ? NULL : xp_node(x, NULL, "./memoryBacking/hugepages");
-	g_autoptr(GPtrArray) pages = hp ? xp_nodes(x, hp, "./page") : NULL;
+	xmlNodePtr hp = shape_only ? NULL : dmem_xml_node(x, NULL, "./memoryBacking/hugepages");
+	g_autoptr(GPtrArray) pages = hp ? dmem_xml_nodes(x, hp, "./page") : NULL;
 	guint64 all = pages && pages->len == 0 ? 2 * 1024 * 1024 : 0;
 
 	for (guint i = 0; pages && i < pages->len; i++) {
 		xmlNodePtr p = g_ptr_array_index(pages, i);
-		g_autofree char *set_s = prop(p, "nodeset");
+		g_autofree char *set_s = dmem_xml_prop(p, "nodeset");
 		g_autoptr(GError) e = NULL;
 		DmemNodeset set;
 		guint64 ps;
@@ -659,12 +597,12 @@ static gboolean parse_hugepages(Xml *x, guint ncells, guint64 def, gboolean shap
 	return TRUE;
 }
 
-static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **error)
+static gboolean compute(DmemXml *x, DomainPlan *plan, gboolean shape_only, GError **error)
 {
-	g_autoptr(GPtrArray) cellnodes = xp_nodes(x, NULL, "./cpu/numa/cell");
+	g_autoptr(GPtrArray) cellnodes = dmem_xml_nodes(x, NULL, "./cpu/numa/cell");
 	g_autoptr(GArray) dimms = g_array_new(FALSE, TRUE, sizeof(Dimm));
-	g_autofree char *machine = prop(xp_node(x, NULL, "./os/type"), "machine");
-	g_autofree char *srctype = prop(xp_node(x, NULL, "./memoryBacking/source"), "type");
+	g_autofree char *machine = dmem_xml_prop(dmem_xml_node(x, NULL, "./os/type"), "machine");
+	g_autofree char *srctype = dmem_xml_prop(dmem_xml_node(x, NULL, "./memoryBacking/source"), "type");
 	g_autofree Tune *cells = NULL;
 	g_autofree guint64 *cell_kib = NULL;
 	g_autofree guint64 *cell_ps = NULL; /* each cell's page size */
@@ -694,8 +632,8 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 		cell_kib = g_new0(guint64, ncells);
 		for (guint i = 0; i < ncells; i++) {
 			xmlNodePtr n = g_ptr_array_index(cellnodes, i);
-			g_autofree char *id_s = prop(n, "id");
-			g_autofree char *mem = prop(n, "memory");
+			g_autofree char *id_s = dmem_xml_prop(n, "id");
+			g_autofree char *mem = dmem_xml_prop(n, "memory");
 			guint64 id = i, kib;
 
 			if (id_s && !parse_uint(id_s, G_MAXUINT, &id)) {
@@ -728,7 +666,7 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 			apply_policy(b, &global, cells, ncells, (int)i, NULL);
 		}
 	} else {
-		xmlNodePtr m = xp_node(x, NULL, "./memory");
+		xmlNodePtr m = dmem_xml_node(x, NULL, "./memory");
 		PlanBackend *b;
 		guint64 kib;
 
@@ -779,41 +717,19 @@ static gboolean compute(Xml *x, DomainPlan *plan, gboolean shape_only, GError **
 DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, GError **error)
 {
 	g_autoptr(DomainPlan) plan = g_new0(DomainPlan, 1);
-	g_auto(Xml) x = { 0 };
-	xmlNodePtr root;
+	g_autoptr(DmemXml) x = NULL;
+	g_autoptr(GPtrArray) hostdevs = NULL;
 	g_autofree char *uuid = NULL;
 
 	plan->backends = g_ptr_array_new_with_free_func(backend_free);
-	if (len > PLAN_MAX_XML || len > G_MAXINT) {
-		fail(error, DMEM_ERROR_FAILED, "domain XML larger than %u bytes", PLAN_MAX_XML);
+	x = dmem_xml_parse(xml, len, "domain XML", "domain", error);
+	if (!x)
 		return NULL;
-	}
-	/* no network, no entity substitution, no DTD loading, quiet */
-	x.doc = xmlReadMemory(xml, (int)len, "domain.xml", NULL,
-			      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-	if (!x.doc) {
-		const xmlError *e = xmlGetLastError();
-		g_autofree char *msg = g_strdup(e && e->message ? e->message : "parse error");
-
-		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: %s", g_strstrip(msg));
-		return NULL;
-	}
-	if (x.doc->intSubset || x.doc->extSubset) {
-		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: DOCTYPE not allowed");
-		return NULL;
-	}
-	root = xmlDocGetRootElement(x.doc);
-	if (!root || strcmp((const char *)root->name, "domain") || root->ns) {
-		fail(error, DMEM_ERROR_FAILED, "malformed domain XML: root is not <domain>");
-		return NULL;
-	}
-	x.ctx = xmlXPathNewContext(x.doc);
-	if (!x.ctx || xmlXPathRegisterNs(x.ctx, (const xmlChar *)"dmemfs",
-					 (const xmlChar *)DMEMFS_XMLNS) != 0) {
+	if (!dmem_xml_register_ns(x, "dmemfs", DMEMFS_XMLNS)) {
 		fail(error, DMEM_ERROR_FAILED, "out of memory");
 		return NULL;
 	}
-	uuid = content(xp_node(&x, NULL, "./uuid"));
+	uuid = dmem_xml_content(dmem_xml_node(x, NULL, "./uuid"));
 	if (uuid)
 		g_strstrip(uuid);
 	plan->uuid = dmem_uuid_normalize(uuid);
@@ -821,8 +737,10 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 		fail(error, DMEM_ERROR_FAILED, "domain XML has no valid <uuid>");
 		return NULL;
 	}
-	plan->name = content(xp_node(&x, NULL, "./name"));
-	if (!parse_metadata(&x, plan, error))
+	plan->name = dmem_xml_content(dmem_xml_node(x, NULL, "./name"));
+	hostdevs = dmem_xml_nodes(x, NULL, "./devices/hostdev");
+	plan->hostdevs = hostdevs->len;
+	if (!parse_metadata(x, plan, error))
 		return NULL;
 	if (opts && opts->pagesize)
 		plan->pagesize = opts->pagesize;
@@ -835,7 +753,7 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 		     "no dmemfs page size (metadata pagesize= or --pagesize)");
 		return NULL;
 	}
-	if (!compute(&x, plan, opts && opts->shape_only, error))
+	if (!compute(x, plan, opts && opts->shape_only, error))
 		return NULL;
 	return g_steal_pointer(&plan);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libdmemfs-host: the code shared by dmemfs-hook, qemu-memdev-wrapper,
- * dmem-capacity and dmem-liveupdate.
+ * libdmemfs-host, util layer: what every program of dmemfs-host needs,
+ * with no notion of a domain.
  *
  *  - page sizes and libvirt-syntax NUMA nodesets,
- *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf),
+ *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf) and its mounts,
  *  - per-node dmem pool statistics from sysfs,
- *  - creating, preallocating and removing the per-domain dmemfs files,
- *  - the state of a host kernel update, which owns the carried marks.
+ *  - creating and preallocating a dmemfs file under a NUMA policy.
+ *
+ * The model layer (../model/: a domain's plan, its directory and files,
+ * the carry state of a host kernel update) builds on it; the programs
+ * build on both.
  *
  * Everything that needs a real dmemfs goes through DmemfsOps so the unit
  * tests can run on a temporary directory.
@@ -97,6 +100,20 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DmemConfig, dmem_config_free)
 /* mount for a page size: the named one if it is configured, else the first */
 const char *dmem_config_mount(const DmemConfig *cfg, guint64 pagesize, const char *wanted,
 			      GError **error);
+/*
+ * Every configured mount, 4K first, each page size's in configuration order:
+ *
+ *	DmemMountIter it = { 0 };
+ *	while (dmem_config_next_mount(cfg, &it))
+ *		use(it.path, it.pagesize);
+ */
+typedef struct {
+	int i;
+	guint j;
+	const char *path;
+	guint64 pagesize;
+} DmemMountIter;
+gboolean dmem_config_next_mount(const DmemConfig *cfg, DmemMountIter *it);
 gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GError **error);
 
 /* ---- pool statistics ------------------------------------------------- */
@@ -146,56 +163,6 @@ int dmem_policy_to_mpol(const DmemPolicy *pol, unsigned long *mask, unsigned lon
 gboolean dmem_create_file(int dirfd, const char *name, guint64 size, gboolean populate,
 			  guint64 pagesize, const DmemPolicy *pol, uid_t uid, gid_t gid,
 			  const DmemfsOps *ops, GError **error);
-/* Remove mountfd/uuid and the regular files in it; TRUE if absent. */
-gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
-
-/*
- * dmem-liveupdate marks a domain it carries over a host kexec with this
- * empty file in the domain's directory of each mount: the hook then keeps
- * the files at release and reuses them at prepare, and the wrapper has
- * QEMU skip the shared RAM on the incoming side.  A backend id never
- * starts with a dot, so no backend file has this name.
- */
-#define DMEM_CARRIED_MARK ".carried"
-/* the mark is in mountfd/uuid (what the wrapper, as the qemu user, can see) */
-gboolean dmem_domain_marked(int mountfd, const char *uuid);
-/*
- * For the hook, as root: the mark is there and the carry state lists the
- * domain.  A mark the state does not list is stale and removed; a state
- * that cannot be read keeps a marked domain carried (its files stay, the
- * guest's memory is not thrown away over a broken state file).
- */
-gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid);
-
-/* ---- the state of a host kernel update (carry.c) ----------------------- */
-#define DMEM_CARRY_VERSION 1
-#define DMEM_CARRY_FILE "liveupdate.state"
-typedef struct DmemCarry DmemCarry;
-/* cfg->state_dir/DMEM_CARRY_FILE; none is an empty state; a bad one, an error */
-DmemCarry *dmem_carry_load(const DmemConfig *cfg, GError **error);
-void dmem_carry_free(DmemCarry *c);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(DmemCarry, dmem_carry_free)
-const char *dmem_carry_path(const DmemCarry *c);
-const char *dmem_carry_dir(const DmemCarry *c);
-/* the only place a domain's save image may be: <state dir>/<uuid>.save */
-char *dmem_carry_image(const DmemCarry *c, const char *uuid);
-/* the UUIDs it lists, char * */
-GPtrArray *dmem_carry_domains(const DmemCarry *c);
-gboolean dmem_carry_has(const DmemCarry *c, const char *uuid);
-/* a key of the domain @uuid, or of the update itself when @uuid is NULL */
-void dmem_carry_set(DmemCarry *c, const char *uuid, const char *key, const char *value);
-char *dmem_carry_get(const DmemCarry *c, const char *uuid, const char *key);
-void dmem_carry_remove(DmemCarry *c, const char *uuid);
-/* a persisted mount: its table address and source */
-void dmem_carry_set_mount(DmemCarry *c, const char *mount, const char *addr, const char *source);
-gboolean dmem_carry_mount(const DmemCarry *c, const char *mount, char **source);
-/* write it (0600, atomically); a state that lists no domain is removed */
-gboolean dmem_carry_save(const DmemCarry *c, GError **error);
-/* whether the state on disk lists @uuid: 1, 0, or -1 when it cannot be read */
-int dmem_carry_lists(const DmemConfig *cfg, const char *uuid);
-/* the QMP command that turns QEMU's x-ignore-shared capability on or off */
-char *dmem_qmp_ignore_shared(gboolean on);
-
 /* ---- small helpers ------------------------------------------------------ */
 /* canonical lowercase UUID, or NULL if s is not one */
 char *dmem_uuid_normalize(const char *s);

@@ -27,6 +27,7 @@ typedef struct {
 	gboolean opted_in;     /* has our <metadata> element */
 	guint64 pagesize;      /* 0 until known; backends may have their own */
 	char *mount;           /* metadata mount=, or NULL */
+	guint hostdevs;        /* <hostdev> devices (VFIO): their DMA maps pin the memory */
 	GPtrArray *backends;   /* PlanBackend */
 } DomainPlan;
 
@@ -38,8 +39,6 @@ typedef struct {
 				* no <uuid> needed, hugepages sized as any memory */
 } PlanOptions;
 
-/* Largest domain XML we read. */
-#define PLAN_MAX_XML (16u << 20)
 
 DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts,
 			  GError **error);

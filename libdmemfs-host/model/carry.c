@@ -17,7 +17,7 @@
  * Anything else, another version, a section name that is not a UUID or an
  * image outside the state directory is refused whole, with one line.
  */
-#include "dmemfs-host.h"
+#include "carry.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Creating, preallocating and removing dmemfs files. */
+/* Creating and preallocating a dmemfs file under a NUMA policy. */
 #include "dmemfs-host.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <numaif.h>
@@ -199,89 +198,4 @@ fail:
 	close(fd);
 	unlinkat(dirfd, name, 0);
 	return FALSE;
-}
-
-/*
- * The domain's directory under @mountfd, never through a symlink (as the
- * files are created), or -1.  @flags: O_RDONLY to list it, O_PATH to look
- * a name up in it, which the wrapper (the qemu user, who may only search
- * the directory) can.
- */
-static int domain_dir(int mountfd, const char *uuid, int flags)
-{
-	return openat(mountfd, uuid, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-gboolean dmem_domain_marked(int mountfd, const char *uuid)
-{
-	int dfd = domain_dir(mountfd, uuid, O_PATH);
-	struct stat st;
-	gboolean marked;
-
-	if (dfd < 0)
-		return FALSE;
-	marked = fstatat(dfd, DMEM_CARRIED_MARK, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		 S_ISREG(st.st_mode) && st.st_uid == 0;
-	close(dfd);
-	return marked;
-}
-
-gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uuid)
-{
-	int listed, dfd;
-
-	if (!dmem_domain_marked(mountfd, uuid))
-		return FALSE;
-	listed = dmem_carry_lists(cfg, uuid);
-	/* stale: the wrapper must not see it either */
-	if (listed == 0 && (dfd = domain_dir(mountfd, uuid, O_PATH)) >= 0) {
-		unlinkat(dfd, DMEM_CARRIED_MARK, 0);
-		close(dfd);
-	}
-	return listed != 0;
-}
-
-gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
-{
-	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	struct dirent *de;
-	DIR *d;
-	int dfd;
-
-	dfd = domain_dir(mountfd, uuid, O_RDONLY);
-	if (dfd < 0) {
-		if (errno == ENOENT)
-			return TRUE;
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "open %s: %s", uuid,
-			    g_strerror(errno));
-		return FALSE;
-	}
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "opendir %s: %s", uuid,
-			    g_strerror(errno));
-		return FALSE;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			g_ptr_array_add(names, g_strdup(de->d_name));
-	for (guint i = 0; i < names->len; i++) {
-		const char *n = g_ptr_array_index(names, i);
-
-		/* only files: we never create anything else in there */
-		if (unlinkat(dfd, n, 0) < 0 && errno != ENOENT) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "unlink %s/%s: %s",
-				    uuid, n, g_strerror(errno));
-			closedir(d);
-			return FALSE;
-		}
-	}
-	closedir(d);
-	if (unlinkat(mountfd, uuid, AT_REMOVEDIR) < 0 && errno != ENOENT) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "rmdir %s: %s", uuid,
-			    g_strerror(errno));
-		return FALSE;
-	}
-	return TRUE;
 }
