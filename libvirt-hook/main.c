@@ -119,10 +119,7 @@ int main(int argc, char **argv)
 		/* runs after a failed prepare too, XML without id: key by UUID only */
 		if (!hook_env(&env, &cfg, &e))
 			return plan->opted_in ? die(plan->uuid, e->message) : 0;
-		/* saved by dmem-liveupdate: its memory is the guest's, keep it */
-		if (domain_carried(&env, plan->uuid))
-			return 0;
-		if (!domain_release(&env, plan->uuid, &e))
+		if (!domain_on_release(&env, plan->uuid, &e))
 			return die(plan->uuid, e->message);
 		return 0;
 	}
@@ -136,13 +133,7 @@ int main(int argc, char **argv)
 			die(plan->uuid, e->message);
 		return 0;
 	}
-	/* restored by dmem-liveupdate: the files are there, with the guest in them */
-	if (domain_carried(&env, plan->uuid)) {
-		if (!domain_reconnect(&env, plan, &e))
-			return die(plan->uuid, e->message);
-		return 0;
-	}
-	if (!domain_prepare(&env, plan, &e))
+	if (!domain_on_prepare(&env, plan, &e))
 		return die(plan->uuid, e->message);
 	return 0;
 }

@@ -246,3 +246,17 @@ gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError *
 	}
 	return TRUE;
 }
+
+gboolean domain_on_prepare(const DomainEnv *env, const DomainPlan *plan, GError **error)
+{
+	if (domain_carried(env, plan->uuid))
+		return domain_reconnect(env, plan, error);
+	return domain_prepare(env, plan, error);
+}
+
+gboolean domain_on_release(const DomainEnv *env, const char *uuid, GError **error)
+{
+	if (domain_carried(env, uuid))
+		return TRUE;
+	return domain_release(env, uuid, error);
+}

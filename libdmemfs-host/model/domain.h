@@ -22,4 +22,13 @@ gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error);
 /* every planned file is present and large enough */
 gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error);
 
+
+/*
+ * One libvirt event each, with the carried decision inside: a domain
+ * dmem-liveupdate carries keeps its files at release, and at prepare they
+ * are checked and reused as they are (the guest's memory is in them).
+ */
+gboolean domain_on_prepare(const DomainEnv *env, const DomainPlan *plan, GError **error);
+gboolean domain_on_release(const DomainEnv *env, const char *uuid, GError **error);
+
 #endif

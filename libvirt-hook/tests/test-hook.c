@@ -745,8 +745,9 @@ static void test_carried_kept_and_reused(void)
 	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
 	test_tree_carry(t, p->uuid, TRUE);
 	g_assert_true(domain_carried(&env, p->uuid));
-	/* what main() does for release end and prepare begin of a carried domain */
-	g_assert_true(domain_reconnect(&env, p, &e));
+	/* release end and prepare begin of a carried domain keep its files */
+	g_assert_true(domain_on_release(&env, p->uuid, &e));
+	g_assert_true(domain_on_prepare(&env, p, &e));
 	g_assert_no_error(e);
 	g_assert_cmpint(stat(f, &after), ==, 0);
 	g_assert_cmpuint(before.st_ino, ==, after.st_ino);
@@ -765,7 +766,7 @@ static void test_carried_kept_and_reused(void)
 	test_tree_carry(t, p->uuid, FALSE);
 	g_assert_false(domain_carried(&env, p->uuid));
 	g_assert_false(g_file_test(mark, G_FILE_TEST_EXISTS));
-	g_assert_true(domain_release(&env, p->uuid, &e));
+	g_assert_true(domain_on_release(&env, p->uuid, &e));
 	g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
 }
 
