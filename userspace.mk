@@ -78,7 +78,9 @@ $(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
 	$(CC) $(US_CFLAGS) -I$(TOP)/qemu-memdev-wrapper $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+	$(CC) $(US_CFLAGS) -I$(TOP)/liveupdate $(US_TEST_DEFS) -c $< -o $@
+# the planning core, tested against golden files
+$(US_OBJ)/tests/test-liveupdate: $(US_OBJ)/liveupdate/kexec-plan.o
 
 $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_WRAP_A) $(US_LIB_A)
 	$(CC) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)

@@ -27,6 +27,7 @@
  * stderr), 2 for bad arguments.
  */
 #include "domain.h"
+#include "kexec-plan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,24 +210,6 @@ static char *mount_entry(const char *path, char **source, char **name)
 	return addr;
 }
 
-/* The dmemfs_recover= word of the table at @addr: ADDR:KEY from TABLES (root's) */
-static char *table_token(const char *addr, GError **error)
-{
-	g_autofree char *text = NULL;
-	g_auto(GStrv) lines = NULL;
-	g_autofree char *want = g_strdup_printf("%s:", addr);
-
-	if (!g_file_get_contents(TABLES, &text, NULL, error))
-		return NULL;
-	lines = g_strsplit(text, "\n", -1);
-	for (guint i = 0; lines[i]; i++)
-		if (g_str_has_prefix(lines[i], want))
-			return g_strdup(lines[i]);
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no key for the table at %s",
-		    TABLES, addr);
-	return NULL;
-}
-
 /*
  * The next kernel gives a table back only to a mount of the same source,
  * dpage size and nodes: two configured mounts that share them could not
@@ -258,63 +241,6 @@ static gboolean mounts_distinct(const DmemConfig *cfg, GError **error)
 		g_hash_table_insert(seen, g_steal_pointer(&name), g_strdup(m));
 	}
 	return TRUE;
-}
-
-/* "dmem=SIZE@ADDR ..." for the ranges this boot reserved, and the lowest */
-static char *fixed_ranges(guint64 *lowest, GError **error)
-{
-	g_autofree char *text = NULL;
-	g_auto(GStrv) lines = NULL;
-	g_autoptr(GString) s = g_string_new(NULL);
-
-	*lowest = G_MAXUINT64;
-	if (!g_file_get_contents(RANGES, &text, NULL, error))
-		return NULL;
-	lines = g_strsplit(text, "\n", -1);
-	for (guint i = 0; lines[i]; i++) {
-		unsigned long long base, size;
-		int node;
-
-		if (!*lines[i])
-			continue;
-		if (sscanf(lines[i], "%d %llx %llx", &node, &base, &size) != 3 || !size) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: bad line '%s'",
-				    RANGES, lines[i]);
-			return NULL;
-		}
-		g_string_append_printf(s, "%sdmem=%llu@%llu", s->len ? " " : "", size, base);
-		*lowest = MIN(*lowest, (guint64)base);
-	}
-	if (!s->len) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: no dmem ranges", RANGES);
-		return NULL;
-	}
-	return g_string_free(g_steal_pointer(&s), FALSE);
-}
-
-/* this boot's command line without dmem=, dmemfs_recover= and the loader's words */
-static char *next_cmdline(const char *ranges, const char *tables, GError **error)
-{
-	g_autofree char *cur = NULL;
-	g_auto(GStrv) words = NULL;
-	g_autoptr(GString) s = g_string_new(NULL);
-	static const char *const drop[] = { "dmem=", "dmemfs_recover=", "BOOT_IMAGE=", "initrd=" };
-
-	if (!g_file_get_contents("/proc/cmdline", &cur, NULL, error))
-		return NULL;
-	words = g_strsplit_set(g_strstrip(cur), " \t\n", -1);
-	for (guint i = 0; words[i]; i++) {
-		gboolean keep = *words[i] != '\0';
-
-		for (guint k = 0; keep && k < G_N_ELEMENTS(drop); k++)
-			keep = !g_str_has_prefix(words[i], drop[k]);
-		if (keep)
-			g_string_append_printf(s, "%s ", words[i]);
-	}
-	g_string_append_printf(s, "%s dmemfs_recover=%s", ranges, tables);
-	if (opt_append && *opt_append)
-		g_string_append_printf(s, " %s", opt_append);
-	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
 static gboolean run(const char *const *argv, GError **error)
@@ -379,16 +305,16 @@ static int by_name(const void *a, const void *b)
 static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 {
 	g_autoptr(GPtrArray) doms = g_ptr_array_new_with_free_func(carried_free);
-	g_autoptr(GString) tables = g_string_new(NULL);
+	g_autoptr(GPtrArray) addrs = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DmemCarry) state = NULL;
 	g_autoptr(GPtrArray) pending = NULL;
-	g_autofree char *ranges = NULL, *cmdline = NULL, *mem_max = NULL;
-	g_autofree char *cmd_opt = NULL, *initrd_opt = NULL;
+	g_autofree char *ranges = NULL, *cur_cmdline = NULL, *tables = NULL;
+	g_autofree char *mem_max = NULL, *cmd_opt = NULL, *initrd_opt = NULL;
+	g_auto(KexecPlan) plan = { 0 };
 	virDomainPtr *list = NULL;
 	DomainEnv env = { .cfg = cfg };
 	DmemMountIter it = { 0 };
-	guint64 lowest;
 	int n, refused = 0;
 
 	/* ---- 1. everything is checked before anything is touched */
@@ -435,9 +361,10 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("kernel %s: not a file", opt_kernel);
 		return 1;
 	}
-	ranges = fixed_ranges(&lowest, &e);
-	if (!ranges) {
-		say_error("dmem ranges: %s", e->message);
+	if (!g_file_get_contents(RANGES, &ranges, NULL, &e) ||
+	    !g_file_get_contents("/proc/cmdline", &cur_cmdline, NULL, &e) ||
+	    !kexec_ranges_check(ranges, &e)) {
+		say_error("%s", e->message);
 		return 1;
 	}
 	if (!mounts_distinct(cfg, &e)) {
@@ -476,7 +403,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	/* ---- 3. the map of files to dpages, for the next kernel */
 	while (dmem_config_next_mount(cfg, &it)) {
 		const char *m = it.path;
-		g_autofree char *addr = NULL, *source = NULL, *token = NULL;
+		g_autofree char *addr = NULL, *source = NULL;
 
 		if (!is_dmemfs(m))
 			continue;
@@ -486,36 +413,31 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 			roll_back(cfg, conn, doms, state);
 			return 1;
 		}
-		token = table_token(addr, &e);
-		if (!token) {
-			say_error("%s: %s", m, e->message);
-			roll_back(cfg, conn, doms, state);
-			return 1;
-		}
-		g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
 		dmem_carry_set_mount(state, m, addr, source);
+		g_ptr_array_add(addrs, g_steal_pointer(&addr));
 	}
-	if (!tables->len) {
-		say_error("no dmemfs mount to persist (configured: see dmemfs-host.conf)");
-		roll_back(cfg, conn, doms, state);
-		return 1;
-	}
+	g_ptr_array_add(addrs, NULL);
 
 	/* ---- 4. the next kernel, where it cannot touch dmem */
-	cmdline = next_cmdline(ranges, tables->str, &e);
-	if (cmdline) {
-		g_autofree char *ms = g_strdup_printf("%" G_GINT64_FORMAT, now_ms());
+	if (g_file_get_contents(TABLES, &tables, NULL, &e)) {
+		KexecInput in = { .ranges = ranges, .cmdline = cur_cmdline, .tables = tables,
+				  .addrs = (const char *const *)addrs->pdata,
+				  .append = opt_append };
 
-		/* the keys are spent at the next boot; the state keeps none */
-		dmem_carry_set(state, NULL, "loaded_at_ms", ms);
+		if (kexec_plan(&in, &plan, &e)) {
+			g_autofree char *ms = g_strdup_printf("%" G_GINT64_FORMAT, now_ms());
+
+			/* the keys are spent at the next boot; the state keeps none */
+			dmem_carry_set(state, NULL, "loaded_at_ms", ms);
+		}
 	}
-	if (!cmdline || !dmem_carry_save(state, &e)) {
+	if (!plan.cmdline || !dmem_carry_save(state, &e)) {
 		say_error("%s", e->message);
 		roll_back(cfg, conn, doms, state);
 		return 1;
 	}
-	mem_max = g_strdup_printf("--mem-max=%" G_GUINT64_FORMAT, lowest - 1);
-	cmd_opt = g_strdup_printf("--command-line=%s", cmdline);
+	mem_max = g_strdup_printf("--mem-max=%" G_GUINT64_FORMAT, plan.mem_max);
+	cmd_opt = g_strdup_printf("--command-line=%s", plan.cmdline);
 	initrd_opt = opt_initrd ? g_strdup_printf("--initrd=%s", opt_initrd) : NULL;
 	{
 		const char *argv[] = { "kexec", "-l", opt_kernel, mem_max, cmd_opt, initrd_opt, NULL };
@@ -526,7 +448,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 			return 1;
 		}
 	}
-	printf("loaded %s: %s\n", opt_kernel, cmdline);
+	printf("loaded %s: %s\n", opt_kernel, plan.cmdline);
 	fflush(stdout);
 	if (opt_no_exec)
 		return 0;

@@ -3,8 +3,10 @@
 #
 #   make liveupdate   build/bin/dmem-liveupdate
 #
-# Built like dmemfs-hook (userspace.mk), on the same archives: domain XML
-# through the hook's plan_from_xml, the carried mark through libdmemfs-host.
+# Built like dmemfs-hook (userspace.mk), on libdmemfs-host: domain XML
+# through the model's plan, the carry state and marks through its carry.c.
+# kexec-plan.c is the planning core (text in, the kexec plan out), which
+# test-liveupdate checks against liveupdate/tests/golden/.
 
 LU_BIN    := $(BUILD)/bin/dmem-liveupdate
 LU_CFLAGS  = $(US_CFLAGS) $(shell pkg-config --cflags libvirt libvirt-qemu)
@@ -18,8 +20,8 @@ $(BUILD)/obj/liveupdate/%.o: $(TOP)/liveupdate/%.c $(TOP)/liveupdate/liveupdate.
 	@mkdir -p $(@D)
 	$(CC) $(LU_CFLAGS) -c -o $@ $<
 
-$(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(US_LIB_A)
+$(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(BUILD)/obj/liveupdate/kexec-plan.o $(US_LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(LU_LIBS)
+	$(CC) -o $@ $(filter %.o,$^) $(LU_LIBS)
 
 -include $(wildcard $(BUILD)/obj/liveupdate/*.d)

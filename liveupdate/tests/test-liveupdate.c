@@ -6,6 +6,7 @@
  * each, and nothing created.  The kexec round trip runs in L1
  * (nested-test/liveupdate-l1.sh).
  */
+#include "kexec-plan.h"
 #include "testutil.h"
 
 #include <glib/gstdio.h>
@@ -195,6 +196,82 @@ static void test_abort_releases(void)
 	g_assert_cmpstr(out3, ==, "");
 }
 
+/* ---- the planning core against golden files (tests/golden/NAME.in, .out) */
+
+static char *joined(GKeyFile *kf, const char *key)
+{
+	g_auto(GStrv) l = g_key_file_get_string_list(kf, "input", key, NULL, NULL);
+
+	return l ? g_strjoinv("\n", l) : g_strdup("");
+}
+
+static void test_golden(gconstpointer data)
+{
+	const char *name = data;
+	g_autofree char *dir = test_fixture_path("liveupdate/tests/golden");
+	g_autofree char *in_path = g_strdup_printf("%s/%s.in", dir, name);
+	g_autofree char *out_path = g_strdup_printf("%s/%s.out", dir, name);
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) e = NULL;
+	g_autofree char *want = NULL, *got = NULL, *ranges = NULL, *tables = NULL;
+	g_autofree char *cmdline = NULL, *append = NULL;
+	g_auto(GStrv) addrs = NULL;
+	g_auto(KexecPlan) plan = { 0 };
+	KexecInput in;
+
+	g_assert_true(g_key_file_load_from_file(kf, in_path, G_KEY_FILE_NONE, NULL));
+	g_assert_true(g_file_get_contents(out_path, &want, NULL, NULL));
+	ranges = joined(kf, "ranges");
+	tables = joined(kf, "tables");
+	cmdline = g_key_file_get_string(kf, "input", "cmdline", NULL);
+	append = g_key_file_get_string(kf, "input", "append", NULL);
+	addrs = g_key_file_get_string_list(kf, "input", "addrs", NULL, NULL);
+	in = (KexecInput){ .ranges = ranges, .cmdline = cmdline, .tables = tables,
+			   .addrs = (const char *const *)addrs, .append = append };
+	if (kexec_plan(&in, &plan, &e)) {
+		got = g_strdup_printf("mem-max=0x%" G_GINT64_MODIFIER "x\ncommand-line=%s\n",
+				      plan.mem_max, plan.cmdline);
+	} else {
+		g_assert_null(strchr(e->message, '\n'));
+		g_assert_null(plan.cmdline);
+		got = g_strdup_printf("error: %s\n", e->message);
+	}
+	g_assert_cmpstr(got, ==, want);
+	/* the early check refuses exactly the ranges the plan refuses */
+	g_clear_error(&e);
+	if (kexec_ranges_check(ranges, &e))
+		g_assert_false(g_str_has_prefix(want, "error: dmem ranges: bad") ||
+			       g_str_has_prefix(want, "error: dmem ranges: none"));
+	else
+		g_assert_true(g_str_has_prefix(want, "error: dmem ranges:"));
+}
+
+static gint by_name(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_golden_tests(void)
+{
+	g_autofree char *dir = test_fixture_path("liveupdate/tests/golden");
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	const char *f;
+
+	g_assert_nonnull(d);
+	while ((f = g_dir_read_name(d)))
+		if (g_str_has_suffix(f, ".in"))
+			g_ptr_array_add(names, g_strndup(f, strlen(f) - 3));
+	g_assert_cmpuint(names->len, >=, 8); /* a lost folder is no pass */
+	g_ptr_array_sort(names, by_name);
+	for (guint i = 0; i < names->len; i++) {
+		g_autofree char *path = g_strdup_printf("/liveupdate/kexec-plan/%s",
+							(char *)g_ptr_array_index(names, i));
+
+		g_test_add_data_func_full(path, g_ptr_array_index(names, i), test_golden, g_free);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -204,5 +281,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/liveupdate/restore-nothing-and-usage", test_restore_nothing_and_usage);
 	g_test_add_func("/liveupdate/bad-state-refused", test_bad_state_refused);
 	g_test_add_func("/liveupdate/abort-releases", test_abort_releases);
+	add_golden_tests();
 	return g_test_run();
 }
