@@ -7,7 +7,7 @@
  *       every running domain is checked first; one that cannot be carried
  *       (no dmem memory, a host device) stops everything, with a line each.
  *       Then each domain is listed in the carry state (libdmemfs-host's
- *       carry.c, in [liveupdate] state_dir) and saved without its RAM
+ *       carry.c, in [liveupdate] state_dir) and saved, all at once, without its RAM
  *       (QEMU's x-ignore-shared: the RAM stays in its dmemfs files, marked
  *       carried so that the hook keeps them), the mounts are persisted
  *       (mount -o remount,persist), and the kernel is loaded with this
@@ -153,6 +153,8 @@ typedef struct {
 	DomainPlan *plan;
 	char *name, *uuid, *save;
 	gboolean saved;
+	gint64 stopped, saved_at; /* ms: its save began, it ended */
+	char *error;              /* why its save failed */
 } Carried;
 
 static void carried_free(gpointer p)
@@ -164,7 +166,22 @@ static void carried_free(gpointer p)
 	g_free(c->name);
 	g_free(c->uuid);
 	g_free(c->save);
+	g_free(c->error);
 	g_free(c);
+}
+
+/* One guest's device state out, its RAM left in dmem (a thread each). */
+static gpointer save_one(gpointer data)
+{
+	Carried *c = data;
+
+	c->stopped = now_ms();
+	if (virDomainSave(c->dom, c->save) < 0)
+		c->error = g_strdup(virt_error());
+	else
+		c->saved = TRUE;
+	c->saved_at = now_ms();
+	return NULL;
 }
 
 static gboolean is_dmemfs(const char *path)
@@ -313,9 +330,10 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	g_autofree char *mem_max = NULL, *cmd_opt = NULL, *initrd_opt = NULL;
 	g_auto(KexecPlan) plan = { 0 };
 	virDomainPtr *list = NULL;
+	g_autofree GThread **threads = NULL;
 	DomainEnv env = { .cfg = cfg };
 	DmemMountIter it = { 0 };
-	int n, refused = 0;
+	int n, refused = 0, failed = 0;
 
 	/* ---- 1. everything is checked before anything is touched */
 	state = load_state(cfg);
@@ -376,28 +394,60 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		return 1;
 	}
 
-	/* ---- 2. each guest stops: device state out, RAM stays in dmem */
+	/*
+	 * ---- 2. the guests stop, all at once (each one's pause is its own
+	 * save, not the sum): device state out, RAM stays in dmem.  The state
+	 * first: a mark counts only for a domain it lists.
+	 */
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
-		gint64 t0 = now_ms();
-		g_autofree char *ms = g_strdup_printf("%" G_GINT64_FORMAT, t0);
 
-		/* the state first: a mark counts only for a domain it lists */
 		dmem_carry_set(state, c->uuid, "name", c->name);
 		dmem_carry_set(state, c->uuid, "image", c->save);
-		dmem_carry_set(state, c->uuid, "stopped_at_ms", ms);
-		if (!dmem_carry_save(state, &e) || !dmem_domain_set_mark(cfg, c->uuid, TRUE, &e) ||
-		    ignore_shared(c->dom, TRUE) < 0 || virDomainSave(c->dom, c->save) < 0) {
+	}
+	if (!dmem_carry_save(state, &e)) {
+		say_error("%s", e->message);
+		roll_back(cfg, conn, doms, state);
+		return 1;
+	}
+	for (guint i = 0; i < doms->len; i++) {
+		Carried *c = g_ptr_array_index(doms, i);
+
+		if (!dmem_domain_set_mark(cfg, c->uuid, TRUE, &e) ||
+		    ignore_shared(c->dom, TRUE) < 0) {
 			say_error("domain %s: save: %s", c->name, e ? e->message : virt_error());
 			roll_back(cfg, conn, doms, state);
 			return 1;
 		}
-		c->saved = TRUE;
-		g_free(ms);
-		ms = g_strdup_printf("%" G_GINT64_FORMAT, now_ms() - t0);
+	}
+	threads = g_new0(GThread *, doms->len);
+	for (guint i = 0; i < doms->len; i++) {
+		/* no thread to be had: this one saves here, only later */
+		threads[i] = g_thread_try_new("dmem-save", save_one, doms->pdata[i], NULL);
+		if (!threads[i])
+			save_one(doms->pdata[i]);
+	}
+	for (guint i = 0; i < doms->len; i++) {
+		Carried *c = g_ptr_array_index(doms, i);
+		g_autofree char *at = NULL, *ms = NULL;
+
+		if (threads[i])
+			g_thread_join(threads[i]);
+		if (c->error) {
+			say_error("domain %s: save: %s", c->name, c->error);
+			failed++;
+			continue;
+		}
+		at = g_strdup_printf("%" G_GINT64_FORMAT, c->stopped);
+		ms = g_strdup_printf("%" G_GINT64_FORMAT, c->saved_at - c->stopped);
+		dmem_carry_set(state, c->uuid, "stopped_at_ms", at);
 		dmem_carry_set(state, c->uuid, "save_ms", ms);
 		printf("domain %s: saved without its RAM in %.2f s\n", c->name,
-		       (now_ms() - t0) / 1000.0);
+		       (c->saved_at - c->stopped) / 1000.0);
+	}
+	if (failed) {
+		roll_back(cfg, conn, doms, state);
+		return 1;
 	}
 
 	/* ---- 3. the map of files to dpages, for the next kernel */
