@@ -15,7 +15,8 @@ CAP_TBIN  := $(CAP_OBJ)/test-capacity
 CAP_CFLAGS = $(US_CFLAGS) -I$(CAP_DIR)/src $(shell pkg-config --cflags libvirt)
 CAP_LIBS   = $(US_LIB_A) $(US_PKG_LIBS) $(shell pkg-config --libs libvirt) -lm
 
-CAP_LIBSRC := units.c model.c shapes.c live.c libvirt_src.c report.c
+CAP_LIBSRC := units.c model.c shapes.c live.c libvirt_src.c report.c fleet.c \
+	      render-table.c render-json.c render-svg.c render-prometheus.c
 CAP_LIBOBJ := $(addprefix $(CAP_OBJ)/,$(CAP_LIBSRC:.c=.o))
 
 .PHONY: capacity capacity-unit test-capacity

@@ -204,7 +204,7 @@ typedef struct {
 
 gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error);
 
-/* report.c */
+/* report.c: every model and shape computed once; render-*.c: one output format each */
 typedef struct {
 	const cap_host *host;
 	cap_model models[CAP_M_COUNT];
@@ -225,10 +225,10 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 void cap_report_clear(cap_report *r);
 /* --mix W:W:...: one weight a shape, in order */
 gboolean cap_report_mix(cap_report *r, const char *spec, GError **error);
-char *cap_report_table(const cap_report *r);
-char *cap_report_json(const cap_report *r);
-char *cap_report_prometheus(const cap_report *r);
-char *cap_report_svg(const cap_report *r);
+char *cap_report_table(const cap_report *r);      /* render-table.c */
+char *cap_report_json(const cap_report *r);       /* render-json.c */
+char *cap_report_prometheus(const cap_report *r); /* render-prometheus.c */
+char *cap_report_svg(const cap_report *r);        /* render-svg.c */
 
 /* --connect: hosts read over libvirt, a report each */
 typedef struct {
@@ -240,8 +240,9 @@ typedef struct {
 	int same_as;            /* an earlier entry is the same host (UUID), or -1 */
 } cap_fleet_host;
 
-char *cap_fleet_table(const cap_fleet_host *f, int n);
-char *cap_fleet_json(const cap_fleet_host *f, int n);
-char *cap_fleet_prometheus(const cap_fleet_host *f, int n);
+char *cap_fleet_table(const cap_fleet_host *f, int n);      /* fleet.c */
+/* the single-host renderers, looped over the hosts */
+char *cap_fleet_json(const cap_fleet_host *f, int n);       /* render-json.c */
+char *cap_fleet_prometheus(const cap_fleet_host *f, int n); /* render-prometheus.c */
 
 #endif
