@@ -30,7 +30,7 @@ US_DEFS  := -D_GNU_SOURCE -DSYSCONFDIR='"$(SYSCONFDIR)"' -DGLIB_VERSION_MIN_REQU
 US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
 
 US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/util/*.c $(TOP)/libdmemfs-host/model/*.c)
-US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c
+US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c $(TOP)/qemu-memdev-wrapper/qmp.c
 US_TESTS    := test-lib test-hook test-wrapper test-liveupdate
 
 us_obj = $(patsubst $(TOP)/%.c,$(US_OBJ)/%.o,$(1))

@@ -8,13 +8,14 @@
  * Runs as the qemu user inside libvirt's namespace and cgroup; execv keeps
  * the PID libvirt recorded.
  */
+#include "qmp.h"
 #include "rewrite.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -53,50 +54,30 @@ static int fail(const char *msg)
 	return 1;
 }
 
-/* Read QMP replies from @fd until @want "return"s came, or an error. */
-static gboolean qmp_replies(int fd, int want)
+static gboolean same_file(const char *a, const char *b)
 {
-	char buf[4096];
-	gsize len = 0;
+	struct stat sa, sb;
 
-	while (want > 0) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-		char *nl;
-
-		if (poll(&p, 1, 60000) <= 0)
-			return FALSE;
-		n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n <= 0)
-			return FALSE;
-		len += n;
-		buf[len] = 0;
-		while ((nl = strchr(buf, '\n'))) {
-			*nl = 0;
-			if (strstr(buf, "\"error\""))
-				return FALSE;
-			if (strstr(buf, "\"return\""))
-				want--;
-			len -= nl + 1 - buf;
-			memmove(buf, nl + 1, len + 1);
-		}
-		if (len == sizeof(buf) - 1)
-			len = 0; /* a greeting longer than the buffer: not a reply */
-	}
-	return TRUE;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
+
+/* how long QEMU may take to start and answer: a carried restore maps its RAM, never zeroes it */
+#define QMP_DEADLINE_S 300
 
 /*
  * The QMP side of wrap_add_monitor(): a grandchild writes the commands
- * into one end of a socket pair before QEMU runs its main loop, and says
- * on stderr (the domain's log) when QEMU refused them.  Returns QEMU's
- * end, or -1.
+ * into one end of a socket pair before QEMU runs its main loop and reads
+ * the replies.  If QEMU refuses them or never answers, the grandchild
+ * says why on stderr (the domain's log) and kills QEMU: libvirt's restore
+ * then fails with that line in its error, rather than the guest coming
+ * back without its RAM.  Returns QEMU's end, or -1.
  */
-static int carry_monitor(void)
+static int carry_monitor(const char *qemu_binary)
 {
 	g_autofree char *caps = dmem_qmp_ignore_shared(TRUE);
-	g_autofree char *cmds = g_strdup_printf("{\"execute\":\"qmp_capabilities\"}\n%s\n", caps);
-	size_t len = strlen(cmds);
+	const char *cmds[] = { "{\"execute\":\"qmp_capabilities\"}", caps, NULL };
+	pid_t qemu = getpid(); /* this process becomes QEMU at the exec */
 	int sv[2];
 	pid_t pid;
 
@@ -109,13 +90,22 @@ static int carry_monitor(void)
 		return -1;
 	}
 	if (pid == 0) {
+		g_autoptr(GError) e = NULL;
+		gint64 deadline = g_get_monotonic_time() + QMP_DEADLINE_S * G_USEC_PER_SEC;
+
 		close(sv[1]);
 		if (fork() != 0)
 			_exit(0); /* the grandchild goes on, reparented: QEMU never waits */
-		if (write(sv[0], cmds, len) != (ssize_t)len ||
-		    !qmp_replies(sv[0], 2))
-			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared was not set: the "
-					"restore of this carried domain will fail\n");
+		if (!qmp_execute(sv[0], cmds, deadline, &e)) {
+			g_autofree char *exe = g_strdup_printf("/proc/%d/exe", (int)qemu);
+
+			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared could not be set (%s): "
+					"stopping QEMU, the carried domain's files stay for "
+					"another dmem-liveupdate --restore\n", e->message);
+			/* QEMU's, not a pid reused after a failed exec */
+			if (same_file(qemu_binary, exe))
+				kill(qemu, SIGKILL);
+		}
 		_exit(0);
 	}
 	close(sv[0]);
@@ -126,14 +116,6 @@ static int carry_monitor(void)
 		return -1;
 	}
 	return sv[1];
-}
-
-static gboolean same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
 }
 
 int main(int argc, char **argv)
@@ -155,7 +137,7 @@ int main(int argc, char **argv)
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
 	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
-		int fd = carry_monitor();
+		int fd = carry_monitor(cfg->qemu_binary);
 
 		if (fd < 0)
 			return fail("x-ignore-shared: no monitor for the restore of a carried domain");

@@ -4,11 +4,13 @@
  * (fixtures/NAME.args), both -object syntaxes, probes, thread-context, legacy
  * forms, and the CLI (--dry-run and the execv).
  */
+#include "qmp.h"
 #include "rewrite.h"
 #include "testutil.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define QEMU "/usr/bin/qemu-system-x86_64"
@@ -463,6 +465,91 @@ static void test_cli_mounts_per_backend(void)
 	g_assert_null(strstr(out, "/dev/hugepages"));
 }
 
+/* ---- qmp.c against a fake QEMU on the other end of a socket pair ---------- */
+
+typedef struct {
+	int fd;
+	const char *script; /* what the fake QEMU sends, after reading the commands */
+	gsize got;          /* bytes of commands it read */
+} FakeQemu;
+
+static gpointer fake_qemu(gpointer data)
+{
+	FakeQemu *q = data;
+	char buf[4096];
+	ssize_t n;
+	int lines = 0;
+
+	/* the commands first, as QEMU's main loop would take them */
+	while (lines < 2 && (n = read(q->fd, buf, sizeof(buf))) > 0) {
+		q->got += (gsize)n;
+		for (ssize_t i = 0; i < n; i++)
+			lines += buf[i] == '\n';
+	}
+	/* one byte at a time: replies split across reads */
+	for (const char *p = q->script; p && *p; p++)
+		if (write(q->fd, p, 1) != 1)
+			break;
+	if (!q->script)
+		g_usleep(G_USEC_PER_SEC / 2); /* silent: the deadline fires */
+	close(q->fd);
+	return NULL;
+}
+
+static void qmp_case(const char *script, gint64 deadline_ms, const char *want_error)
+{
+	const char *cmds[] = { "{\"execute\":\"qmp_capabilities\"}",
+			       "{\"execute\":\"migrate-set-capabilities\"}", NULL };
+	g_autoptr(GError) e = NULL;
+	FakeQemu q = { .script = script };
+	GThread *t;
+	int sv[2];
+	gboolean ok;
+
+	g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), ==, 0);
+	q.fd = sv[1];
+	t = g_thread_new("fake-qemu", fake_qemu, &q);
+	ok = qmp_execute(sv[0], cmds, g_get_monotonic_time() + deadline_ms * 1000, &e);
+	close(sv[0]);
+	g_thread_join(t);
+	g_assert_cmpuint(q.got, ==, strlen(cmds[0]) + strlen(cmds[1]) + 2);
+	if (!want_error) {
+		g_assert_no_error(e);
+		g_assert_true(ok);
+		return;
+	}
+	g_assert_false(ok);
+	g_assert_nonnull(e);
+	if (!strstr(e->message, want_error))
+		g_error("QMP error '%s' lacks '%s'", e->message, want_error);
+	g_assert_null(strchr(e->message, '\n'));
+}
+
+static void test_qmp(void)
+{
+	static const char greeting[] = "{\"QMP\": {\"version\": {}, \"capabilities\": [\"oob\"]}}\r\n";
+	g_autofree char *ok = g_strconcat(greeting, "{\"return\": {}}\r\n",
+					  "{\"timestamp\": {}, \"event\": \"RESUME\"}\r\n\r\n",
+					  "{\"return\": {}}\r\n", NULL);
+	g_autofree char *refused = g_strconcat(
+		greeting, "{\"return\": {}}\r\n",
+		"{\"error\": {\"class\": \"GenericError\", \"desc\": \"Capability 'x-ignore-shared' "
+		"is unstable\"}}\r\n", NULL);
+	/* the word "error" inside a return is no error (the old strstr() match) */
+	g_autofree char *word = g_strconcat(greeting, "{\"return\": {\"status\": \"error\"}}\n",
+					    "{\"return\": {}}\n", NULL);
+	g_autofree char *garbage = g_strconcat(greeting, "{\"return\": {}}\nnot json\n", NULL);
+	g_autofree char *short_ = g_strconcat(greeting, "{\"return\": {}}\n", NULL);
+
+	qmp_case(ok, 5000, NULL);
+	qmp_case(word, 5000, NULL);
+	qmp_case(refused, 5000, "QMP: GenericError: Capability 'x-ignore-shared' is unstable");
+	qmp_case(garbage, 5000, "QMP: not a JSON object: not json");
+	qmp_case("{\"neither\": 1}\n", 5000, "QMP: neither return nor error");
+	qmp_case(short_, 5000, "QMP: QEMU closed the monitor");
+	qmp_case(NULL, 100, "QMP: no reply from QEMU in time (2 outstanding)");
+}
+
 int main(int argc, char **argv)
 {
 	/* hugepages.xml: cell 0 and its DIMM on 1G <hugepages>, a DIMM with 1G pages */
@@ -490,5 +577,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/wrapper/refusals", test_refusals);
 	g_test_add_func("/wrapper/cli-dry-run-and-exec", test_cli);
 	g_test_add_func("/wrapper/cli-mounts-per-backend", test_cli_mounts_per_backend);
+	g_test_add_func("/wrapper/qmp-against-a-fake-qemu", test_qmp);
 	return g_test_run();
 }
