@@ -135,7 +135,7 @@ l1_append() {
 	local script=$1 extra=$2 args
 	shift 2
 	args=$(IFS=,; printf '%s' "$*")
-	printf '%s' "console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.script=$script${extra:+ $extra}${args:+ l1.args=$args}"
+	printf '%s' "console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.accel=$(accel_name) l1.script=$script${extra:+ $extra}${args:+ l1.args=$args}"
 }
 
 # boot_l1 NAME TIMEOUT APPEND: boots, waits, sets boot_rc, boot_secs (until
@@ -254,6 +254,9 @@ kvm_probe() {
 	fi
 	return 1
 }
+# accel_name: tcg or kvm, what l1_accel chose (the retry rule needs it)
+accel_name() { case ${accel:-} in *tcg*) echo tcg ;; *) echo kvm ;; esac; }
+
 # l1_accel: sets accel (QEMU's options) and probe_why
 l1_accel() {
 	local t0=$SECONDS

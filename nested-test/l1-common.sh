@@ -88,6 +88,30 @@ kernel_splats() {
 	dmesg | tail -n +"$((${1:-0} + 1))" | grep -E "$L1_SPLAT_RE" | grep -vE "$L1_SPLAT_NOT_RE" | head -3 | tr -s ' \n' ' '
 }
 
+# ---- the one retry rule ------------------------------------------------
+# A test may run again (in a fresh L1, or with a fresh L2 inside L1) only
+# when L1 runs under TCG and only after a crash whose signature is named
+# here; each retry is a SKIP line that carries the evidence.  Anything else,
+# a timeout or a silent guest included, is a FAIL.
+#   'stack guard page was hit': under TCG's emulated SVM, a KVM vCPU thread
+#   of L1 overruns its stack (first seen in stop 18: the VFIO L2 boot, the
+#   live update's L2s)
+L1_RETRY_SIGNATURES=('stack guard page was hit')
+# retry_evidence ACCEL FILE: succeeds, printing the first line of FILE (a
+# console log, a saved dmesg) with a named signature, only when ACCEL is tcg
+retry_evidence() {
+	local sig line
+	[ "$1" = tcg ] && [ -r "$2" ] || return 1
+	for sig in "${L1_RETRY_SIGNATURES[@]}"; do
+		line=$(tr -d '\r' < "$2" 2> /dev/null | grep -m1 -F -- "$sig") || continue
+		printf '%s\n' "$line" | cut -c1-200
+		return 0
+	done
+	return 1
+}
+# l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
+l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }
+
 # The dmem pool (/sys/kernel/mm/dmem).  pool_bytes NODE WHAT: WHAT_bytes of
 # node NODE; pool_sum WHAT: over all nodes.  A counter that is not there
 # reads "absent!", which no comparison or $((...)) takes for a number: a

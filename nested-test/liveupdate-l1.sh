@@ -90,17 +90,17 @@ case $stage in
 	for d in "lu-2m 2M" "lu-1g 1G"; do
 		read -r name ps <<< "$d"
 		l=$(wait_pass "$name" 0 300)
-		if [ -z "$l" ] && [ ! -s "$(serial_of "$name")" ]; then
-			# An L2 that never prints under TCG-emulated SVM (seen in
-			# kvm.l2-steal too): one retry, on the record
-			skip "l2-$ps-attempt1" "retried: silent for 300 s (domain '$(domstate "$name")', QEMU CPU $(ps -o time= -p "$(qemu_pid "$name")" 2> /dev/null); $(qemu_diag "$name"))"
+		dmesg > /tmp/dmesg.txt
+		# a fresh L2 only under the one retry rule (l1-common.sh)
+		if [ -z "$l" ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
+			skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 			virsh destroy "$name" > /dev/null 2>&1
 			virsh start "$name" > "/tmp/$name.err" 2>&1
 			l=$(wait_pass "$name" 0 300)
 		fi
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
 		r=$?
-		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"))" $r
+		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"); $(qemu_diag "$name"); QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400))" $r
 	done
 	# a running domain that has no dmem: refused, nothing touched
 	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |

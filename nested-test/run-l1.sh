@@ -58,36 +58,29 @@ trunk_why=$why
 
 # ---- boot 3: an L2 with L1's edu device assigned (nested-test/vfio-l2.sh),
 # in an L1 of its own.  Under TCG a change of this QEMU's memory map (the
-# L2's PCI probing switches the device's BAR) can crash L1's KVM vCPU thread,
-# stop the L2 or hang L1 (measurements in vfio-l2.sh).  When the script
-# says RETRY, or L1 dies with that crash or hangs without finishing, a fresh
-# L1 tries again: 3 attempts, each retried one a SKIP line (listed in the
-# closing summary); the last one counts.
+# L2's PCI probing switches the device's BAR) can crash L1's KVM vCPU
+# thread (measurements in vfio-l2.sh).  The one retry rule of l1-common.sh
+# applies: a fresh L1 tries again only when the console shows that crash
+# (3 attempts, each retried one a SKIP line with the evidence); a hang or
+# any other failure is a FAIL.
 if [ -n "$VFIO_L2_SCRIPT" ]; then
 	vfio_done=
 	for attempt in 1 2 3; do
-		last=
-		[ "$attempt" = 3 ] && last=" l1.vfio-last=1"
 		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-300}" \
-			"$(l1_append "$VFIO_L2_SCRIPT" "${DMEM:+dmem=$DMEM}$last")"
+			"$(l1_append "$VFIO_L2_SCRIPT" "${DMEM:+dmem=$DMEM}")"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-console.log"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$attempt-console.log"
 		mapfile -t vgot < <(results_of vfio-l2)
-		retry=$(printf '%s\n' "${vgot[@]}" | sed -n 's/^RETRY: //p' | head -1)
-		crash=$(tr -d '\r' < "$work/vfio-l2-console.log" | grep -m1 'stack guard page was hit')
-		if [ -z "$retry" ] && ! printf '%s\n' "${vgot[@]}" | grep '^L1-DONE' > /dev/null; then
-			if [ -n "$crash" ]; then
-				retry="L1 died: $crash"
-			elif [ "$boot_rc" -eq 124 ] || [ "$boot_rc" -eq 137 ]; then
-				retry="L1 hung for ${L1_VFIO_TIMEOUT:-300}s; last console line: $(last_console vfio-l2)"
-			fi
-		fi
-		if [ -n "$retry" ] && [ "$attempt" -lt 3 ]; then
+		done_l1=$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')
+		failed=$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')
+		if { [ "$done_l1" = 0 ] || [ "$failed" != 0 ]; } && [ "$attempt" -lt 3 ] &&
+			evidence=$(retry_evidence "$(accel_name)" "$work/vfio-l2-console.log"); then
 			# a skip, not a comment: the closing summary lists every retry
-			add "SKIP: nested.vfio-l2-attempt$attempt: retried (console: l1-vfio-l2-attempt$attempt-console.log): $(printf '%s' "$retry" | cut -c1-300)"
+			add "SKIP: nested.vfio-l2-attempt$attempt: retried: $evidence (console: l1-vfio-l2-attempt$attempt-console.log)"
 			continue
 		fi
-		add_results "${vgot[@]}" && vfio_done=1
+		add_results "${vgot[@]}"
+		[ "$done_l1" != 0 ] && vfio_done=1
 		break
 	done
 	if [ -n "$vfio_done" ]; then

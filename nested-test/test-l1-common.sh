@@ -44,3 +44,22 @@ case "$msg" in
 *ran) out PASS runs-in-l1 ;;
 *) out FAIL runs-in-l1 "'$msg'" ;;
 esac
+# the one retry rule: only under TCG, only for a named crash signature
+printf '[  1.0] ok\r\n[231.573857] BUG: TASK stack guard page was hit at 00000000c3670250\r\n' > "$fake/crash.log"
+printf '[  1.0] ok\n[300.0] rcu: INFO: rcu_preempt self-detected stall\n' > "$fake/hang.log"
+ev=$(retry_evidence tcg "$fake/crash.log")
+case "$?:$ev" in
+"0:[231.573857] BUG: TASK stack guard page was hit at 00000000c3670250") out PASS retry-named-crash-under-tcg ;;
+*) out FAIL retry-named-crash-under-tcg "got '$ev'" ;;
+esac
+for c in "kvm crash" "tcg hang" "tcg missing" "unknown crash"; do
+	read -r acc f <<< "$c"
+	[ "$acc" = unknown ] && acc=
+	if ev=$(retry_evidence "$acc" "$fake/$f.log"); then
+		out FAIL "no-retry-${acc:-unknown-accel}-$f" "retried on '$ev'"
+	else
+		out PASS "no-retry-${acc:-unknown-accel}-$f"
+	fi
+done
+echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
+[ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
