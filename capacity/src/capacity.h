@@ -198,7 +198,8 @@ typedef struct {
 	const char *uri;
 	char *hostname;
 	char *uuid;             /* of the host, from its capabilities */
-	bool refreshed;         /* read-write: the pools were refreshed */
+	bool refresh;           /* --refresh: connect read-write and refresh the pools */
+	bool refreshed;         /* they were refreshed */
 	int pools;              /* dmem-node<N> pools found */
 } cap_remote;
 
@@ -223,6 +224,10 @@ typedef struct {
 
 void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int nshapes);
 void cap_report_clear(cap_report *r);
+/* --mix W:W...: its weights (1..1000), before any host is read */
+gboolean cap_mix_parse(const char *spec, unsigned int **weights, int *n, GError **error);
+/* one weight a shape, at least two */
+gboolean cap_mix_count(const char *spec, int n, int nshapes, GError **error);
 /* --mix W:W:...: one weight a shape, in order */
 gboolean cap_report_mix(cap_report *r, const char *spec, GError **error);
 char *cap_report_table(const cap_report *r);      /* render-table.c */

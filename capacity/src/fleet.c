@@ -70,7 +70,7 @@ char *cap_fleet_table(const cap_fleet_host *f, int n)
 	nrows = nshapes + (mx != NULL);
 	g_string_append_printf(o, "dmem-capacity: %d host%s over libvirt. dmem per node: the dir storage "
 			       "pools " CAP_POOL_PREFIX "<N> (statfs of a dmemfs nodes=N mount),\n"
-			       "refreshed first on read-write connections; RAM modelled from each "
+			       "as last refreshed (--refresh: refreshed first); RAM modelled from each "
 			       "node's MemTotal; reserve measured per host.\n\n",
 			       n, n == 1 ? "" : "s");
 	g_string_append_printf(o, "%-3s %-16s %-28s %5s %12s %12s %12s %12s  %s\n", "#", "host", "uri",

@@ -4,8 +4,9 @@
  * and whole hosts (--connect): their NUMA cells from the capabilities
  * (MemTotal of each node) and their dmem from the dir storage pools named
  * dmem-node<N>, each on a dmemfs instance mounted with nodes=N, whose
- * statfs is that node's pool.  A read-write connection refreshes each pool
- * first; a read-only one gets the figures of the pool's last refresh.
+ * statfs is that node's pool.  Read-only by default, with the figures of
+ * each pool's last refresh; --refresh connects read-write and refreshes
+ * each pool first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -219,11 +220,13 @@ gboolean cap_host_from_libvirt(cap_host *h, cap_remote *r, GError **error)
 	h->live = true;
 	h->remote = true;
 	h->nnodes = 0;
-	/* read-write refreshes the pools; read-only reads the last refresh */
-	conn = virConnectOpen(r->uri);
-	r->refreshed = conn != NULL;
-	if (!conn)
-		conn = virConnectOpenReadOnly(r->uri);
+	/*
+	 * Read-only by default: nothing changes on a production host, the
+	 * pools read as last refreshed.  --refresh connects read-write and
+	 * refreshes them first (and fails where it may not).
+	 */
+	conn = r->refresh ? virConnectOpen(r->uri) : virConnectOpenReadOnly(r->uri);
+	r->refreshed = conn && r->refresh;
 	if (!conn) {
 		libvirt_error(error, "--connect", "cannot connect to", r->uri);
 		return FALSE;

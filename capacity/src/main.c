@@ -11,17 +11,14 @@
 
 #define VERSION "1.0"
 
-static const char usage_text[] =
-	"usage: dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]]\n"
-	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--dpage-meta BYTES]\n"
-	"                     [--guest SIZE[@NODESET][+SIZE[@NODESET]...]]... [--xml FILE]...\n"
-	"                     [--libvirt [URI]] [--mix W:W...] [--json | --prometheus] [--svg FILE]\n"
-	"                     [--recommend]\n"
-	"       dmem-capacity --connect URI [--connect URI]... [--guest ...] [--xml FILE]... [--mix W:W...]\n"
-	"                     [--reserve SIZE] [--dmem-pagesize 4K|2M|1G] [--json | --prometheus]\n"
+static const char summary[] =
+	"  dmem-capacity [--root DIR | --host node0=SIZE,... [--dmem node0=SIZE,...]] [--guest ...]...\n"
+	"  dmem-capacity --connect URI [--connect URI]... [--refresh] [--guest ...]...\n"
+	"\n"
 	"Without --host the live host under --root (default /) is read; --connect reads\n"
-	"each host over libvirt (dmem from its storage pools dmem-node<N>).\n"
-	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).\n";
+	"each host over libvirt, read-only (dmem from its storage pools dmem-node<N>, as\n"
+	"last refreshed; --refresh connects read-write and refreshes them first).\n"
+	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).";
 
 static void G_GNUC_NORETURN die(int code, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
@@ -40,80 +37,86 @@ static void die(int code, const char *fmt, ...)
 }
 
 typedef struct {
-	const char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg, *mix;
-	GPtrArray *guests, *xmls, *connects;
-	bool json, libvirt, recommend, prometheus;
-	const char *libvirt_uri;
+	char *root, *host, *dmem, *reserve, *pagesize, *dpage_meta, *svg, *mix;
+	char **guests, **xmls, **connects;
+	gboolean json, libvirt, recommend, prometheus, refresh, version;
+	char *libvirt_uri;
 } opts;
 
-static bool takes(const char *arg, const char *name, int *i, int argc, char **argv,
-		  const char **val)
-{
-	size_t n = strlen(name);
+static opts *parsing;
 
-	if (strncmp(arg, name, n))
-		return false;
-	if (arg[n] == '=') {
-		*val = arg + n + 1;
-		return true;
-	}
-	if (arg[n])
-		return false;
-	if (*i + 1 >= argc)
-		die(CAP_EXIT_USAGE, "%s needs a value", name);
-	*val = argv[++*i];
-	return true;
+/* --libvirt [URI]: the URI is optional */
+static gboolean libvirt_arg(const char *name, const char *value, gpointer data, GError **error)
+{
+	(void)name, (void)data, (void)error;
+	parsing->libvirt = TRUE;
+	g_free(parsing->libvirt_uri);
+	parsing->libvirt_uri = g_strdup(value);
+	return TRUE;
 }
 
 static void parse_args(opts *o, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
+	const GOptionEntry entries[] = {
+		{ "root", 0, 0, G_OPTION_ARG_FILENAME, &o->root, "read the live host under DIR", "DIR" },
+		{ "host", 0, 0, G_OPTION_ARG_STRING, &o->host, "a planned host's RAM per node",
+		  "node0=SIZE,..." },
+		{ "dmem", 0, 0, G_OPTION_ARG_STRING, &o->dmem, "its dmem per node", "node0=SIZE,..." },
+		{ "reserve", 0, 0, G_OPTION_ARG_STRING, &o->reserve, "what the host keeps", "SIZE" },
+		{ "dmem-pagesize", 0, 0, G_OPTION_ARG_STRING, &o->pagesize, "dpage size", "4K|2M|1G" },
+		{ "dpage-meta", 0, 0, G_OPTION_ARG_STRING, &o->dpage_meta,
+		  "metadata bytes per dpage", "BYTES" },
+		{ "guest", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->guests, "a guest shape (repeatable)",
+		  "SIZE[@NODESET][+SIZE[@NODESET]...]" },
+		{ "xml", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->xmls,
+		  "a guest shape from domain XML (repeatable)", "FILE" },
+		{ "libvirt", 0, G_OPTION_FLAG_OPTIONAL_ARG, G_OPTION_ARG_CALLBACK, libvirt_arg,
+		  "the shapes of the domains libvirt defines", "[URI]" },
+		{ "connect", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->connects,
+		  "a host to read over libvirt (repeatable)", "URI" },
+		{ "refresh", 0, 0, G_OPTION_ARG_NONE, &o->refresh,
+		  "with --connect: read-write, refresh the dmem pools first", NULL },
+		{ "mix", 0, 0, G_OPTION_ARG_STRING, &o->mix, "guests of each shape in a set", "W:W..." },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "JSON output", NULL },
+		{ "prometheus", 0, 0, G_OPTION_ARG_NONE, &o->prometheus,
+		  "node_exporter textfile output", NULL },
+		{ "svg", 0, 0, G_OPTION_ARG_FILENAME, &o->svg, "also write a bar chart", "FILE" },
+		{ "recommend", 0, 0, G_OPTION_ARG_NONE, &o->recommend, "the dmem= to boot with", NULL },
+		{ "version", 0, 0, G_OPTION_ARG_NONE, &o->version, "print the version", NULL },
+		G_OPTION_ENTRY_NULL
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+	g_autoptr(GError) e = NULL;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage_text, stdout);
-			exit(0);
-		} else if (!strcmp(a, "--version")) {
-			puts("dmem-capacity " VERSION);
-			exit(0);
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--recommend")) {
-			o->recommend = true;
-		} else if (!strcmp(a, "--prometheus")) {
-			o->prometheus = true;
-		} else if (!strcmp(a, "--libvirt")) {
-			o->libvirt = true;
-			if (i + 1 < argc && argv[i + 1][0] != '-')
-				o->libvirt_uri = argv[++i];
-		} else if (g_str_has_prefix(a, "--libvirt=")) {
-			o->libvirt = true;
-			o->libvirt_uri = a + strlen("--libvirt=");
-		} else if (takes(a, "--root", &i, argc, argv, &v)) {
-			o->root = v;
-		} else if (takes(a, "--host", &i, argc, argv, &v)) {
-			o->host = v;
-		} else if (takes(a, "--dmem-pagesize", &i, argc, argv, &v)) {
-			o->pagesize = v;
-		} else if (takes(a, "--dmem", &i, argc, argv, &v)) {
-			o->dmem = v;
-		} else if (takes(a, "--reserve", &i, argc, argv, &v)) {
-			o->reserve = v;
-		} else if (takes(a, "--dpage-meta", &i, argc, argv, &v)) {
-			o->dpage_meta = v;
-		} else if (takes(a, "--guest", &i, argc, argv, &v)) {
-			g_ptr_array_add(o->guests, (gpointer)v);
-		} else if (takes(a, "--connect", &i, argc, argv, &v)) {
-			g_ptr_array_add(o->connects, (gpointer)v);
-		} else if (takes(a, "--xml", &i, argc, argv, &v)) {
-			g_ptr_array_add(o->xmls, (gpointer)v);
-		} else if (takes(a, "--mix", &i, argc, argv, &v)) {
-			o->mix = v;
-		} else if (takes(a, "--svg", &i, argc, argv, &v)) {
-			o->svg = v;
-		} else {
-			die(CAP_EXIT_USAGE, "unknown argument '%s' (see --help)", a);
-		}
+	parsing = o;
+	g_option_context_set_summary(ctx, summary);
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	if (!g_option_context_parse(ctx, &argc, &argv, &e))
+		die(CAP_EXIT_USAGE, "%s (see --help)", e->message);
+	/* "--libvirt URI": GOption takes an optional value only as --libvirt=URI */
+	if (o->libvirt && !o->libvirt_uri && argc == 2 && argv[1][0] != '-') {
+		o->libvirt_uri = g_strdup(argv[1]);
+		argc--;
+	}
+	if (argc > 1)
+		die(CAP_EXIT_USAGE, "unknown argument '%s' (see --help)", argv[1]);
+	if (o->version) {
+		puts("dmem-capacity " VERSION);
+		exit(0);
+	}
+	/* before anything connects or reads a host */
+	if (o->json && o->prometheus)
+		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
+	if (o->refresh && !o->connects)
+		die(CAP_EXIT_USAGE, "--refresh is for --connect");
+	if (o->mix) {
+		int n, shapes = (int)((o->guests ? g_strv_length(o->guests) : 0) +
+				      (o->xmls ? g_strv_length(o->xmls) : 0));
+
+		/* the count too, where no libvirt has to be asked for the shapes */
+		if (!cap_mix_parse(o->mix, NULL, &n, &e) ||
+		    (!o->libvirt && !cap_mix_count(o->mix, n, shapes, &e)))
+			die(CAP_EXIT_USAGE, "%s", e->message);
 	}
 }
 
@@ -173,15 +176,15 @@ static GPtrArray *build_shapes(const cap_host *h, const opts *o)
 	GPtrArray *shapes = g_ptr_array_new_with_free_func((GDestroyNotify)cap_shape_free);
 	g_autoptr(GError) e = NULL;
 
-	for (guint i = 0; i < o->guests->len; i++) {
-		cap_shape *s = cap_shape_from_spec(h, o->guests->pdata[i], &e);
+	for (guint i = 0; o->guests && o->guests[i]; i++) {
+		cap_shape *s = cap_shape_from_spec(h, o->guests[i], &e);
 
 		if (!s)
 			die(CAP_EXIT_USAGE, "%s", e->message);
 		g_ptr_array_add(shapes, s);
 	}
-	for (guint i = 0; i < o->xmls->len; i++) {
-		cap_shape *s = cap_shape_from_xml_file(h, o->xmls->pdata[i], &e);
+	for (guint i = 0; o->xmls && o->xmls[i]; i++) {
+		cap_shape *s = cap_shape_from_xml_file(h, o->xmls[i], &e);
 
 		if (!s)
 			die(CAP_EXIT_USAGE, "%s", e->message);
@@ -209,7 +212,7 @@ static int print(char *out)
  */
 static int run_fleet(const opts *o)
 {
-	int n = (int)o->connects->len, rc, failed = 0;
+	int n = (int)g_strv_length(o->connects), rc, failed = 0;
 	g_autofree cap_fleet_host *f = g_new0(cap_fleet_host, (size_t)n);
 
 	if (o->host || o->root || o->dmem || o->svg)
@@ -218,7 +221,8 @@ static int run_fleet(const opts *o)
 		cap_fleet_host *h = &f[j];
 		g_autoptr(GError) e = NULL;
 
-		h->remote.uri = o->connects->pdata[j];
+		h->remote.uri = o->connects[j];
+		h->remote.refresh = o->refresh;
 		h->same_as = -1;
 		host_options(&h->host, o);
 		if (!cap_host_from_libvirt(&h->host, &h->remote, &e)) {
@@ -260,13 +264,8 @@ int main(int argc, char **argv)
 	g_autoptr(GError) e = NULL;
 	int rc;
 
-	o.guests = g_ptr_array_new();
-	o.xmls = g_ptr_array_new();
-	o.connects = g_ptr_array_new();
 	parse_args(&o, argc, argv);
-	if (o.json && o.prometheus)
-		die(CAP_EXIT_USAGE, "--json and --prometheus exclude each other");
-	if (o.connects->len) {
+	if (o.connects) {
 		rc = run_fleet(&o);
 		goto out;
 	}
@@ -286,8 +285,10 @@ int main(int argc, char **argv)
 		   o.prometheus ? cap_report_prometheus(&rep) : cap_report_table(&rep));
 	cap_report_clear(&rep);
 out:
-	g_ptr_array_free(o.guests, TRUE);
-	g_ptr_array_free(o.xmls, TRUE);
-	g_ptr_array_free(o.connects, TRUE);
+	g_strfreev(o.guests);
+	g_strfreev(o.xmls);
+	g_strfreev(o.connects);
+	g_free(o.root), g_free(o.host), g_free(o.dmem), g_free(o.reserve), g_free(o.pagesize);
+	g_free(o.dpage_meta), g_free(o.svg), g_free(o.mix), g_free(o.libvirt_uri);
 	return rc;
 }

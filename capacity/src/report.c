@@ -56,28 +56,48 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 	}
 }
 
-gboolean cap_report_mix(cap_report *r, const char *spec, GError **error)
+gboolean cap_mix_parse(const char *spec, unsigned int **weights, int *n, GError **error)
 {
 	g_auto(GStrv) w = g_strsplit(spec, ":", -1);
-	int n = (int)g_strv_length(w);
+	int len = (int)g_strv_length(w);
+	g_autofree unsigned int *out = g_new0(unsigned int, (size_t)len + 1);
 
-	if (n != r->nshapes || n < 2) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "--mix %s: %d weight%s for %d guest shape%s (one a shape, at least two)", spec,
-			    n, n == 1 ? "" : "s", r->nshapes, r->nshapes == 1 ? "" : "s");
-		return FALSE;
-	}
-	r->mix = g_new0(unsigned int, (size_t)n);
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < len; k++) {
 		guint64 v;
 
 		if (!g_ascii_string_to_unsigned(w[k], 10, 1, 1000, &v, NULL)) {
 			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 				    "--mix %s: '%s' is not a whole number of guests from 1 to 1000", spec, w[k]);
-			g_clear_pointer(&r->mix, g_free);
 			return FALSE;
 		}
-		r->mix[k] = (unsigned int)v;
+		out[k] = (unsigned int)v;
+	}
+	if (n)
+		*n = len;
+	if (weights)
+		*weights = g_steal_pointer(&out);
+	return TRUE;
+}
+
+gboolean cap_mix_count(const char *spec, int n, int nshapes, GError **error)
+{
+	if (n == nshapes && n >= 2)
+		return TRUE;
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		    "--mix %s: %d weight%s for %d guest shape%s (one a shape, at least two)", spec, n,
+		    n == 1 ? "" : "s", nshapes, nshapes == 1 ? "" : "s");
+	return FALSE;
+}
+
+gboolean cap_report_mix(cap_report *r, const char *spec, GError **error)
+{
+	int n;
+
+	if (!cap_mix_parse(spec, &r->mix, &n, error))
+		return FALSE;
+	if (!cap_mix_count(spec, n, r->nshapes, error)) {
+		g_clear_pointer(&r->mix, g_free);
+		return FALSE;
 	}
 	for (int m = 0; m < CAP_M_COUNT; m++)
 		if (r->present[m])

@@ -972,8 +972,14 @@ static const struct {
 	{ "dmem-without-host", { "--dmem", "node0=1G" }, "needs --host" },
 	{ "reserve-unit", { "--host", "node0=256G", "--reserve", "4Z" }, "unknown unit 'Z'" },
 	{ "pagesize", { "--host", "node0=256G", "--dmem-pagesize", "64K" }, "not 4K, 2M or 1G" },
-	{ "unknown-arg", { "--frobnicate" }, "unknown argument" },
-	{ "missing-value", { "--host" }, "needs a value" },
+	{ "unknown-arg", { "--frobnicate" }, "Unknown option --frobnicate" },
+	{ "stray-arg", { "--host", "node0=1G", "stray" }, "unknown argument 'stray'" },
+	{ "missing-value", { "--host" }, "Missing argument for --host" },
+	{ "mix-before-connecting", { "--connect", "qemu+ssh://nowhere/system", "--mix", "3:x" },
+	  "--mix 3:x: 'x' is not a whole number" },
+	{ "mix-one-weight", { "--host", "node0=1G", "--guest", "1G", "--mix", "3" },
+	  "--mix 3: 1 weight for 1 guest shape (one a shape, at least two)" },
+	{ "refresh-without-connect", { "--host", "node0=1G", "--refresh" }, "--refresh is for --connect" },
 	{ "xml-missing", { "--host", "node0=1G", "--xml", "/nonexistent/d.xml" }, "--xml" },
 	{ "host-above-4EiB", { "--host", "node0=8192P" }, "size '8192P' is too large (at most 4096P)" },
 	{ "host-total-above-4EiB", { "--host", "node0=4096P,node1=1G" },
@@ -1506,10 +1512,10 @@ static void test_cli_connect(void)
 	g_assert_cmpint(json_array_get_length(hosts), ==, 2);
 	h0 = json_array_get_object_element(hosts, 0);
 	h1 = json_array_get_object_element(hosts, 1);
-	/* the custom host: two pools (dmem-nodeX is not a node), refreshed read-write */
+	/* the custom host: two pools (dmem-nodeX is not a node), read-only: not refreshed */
 	g_assert_cmpstr(json_object_get_string_member(h0, "uri"), ==, uri);
 	g_assert_cmpint(json_object_get_int_member(h0, "dmem_pools"), ==, 2);
-	g_assert_true(json_object_get_boolean_member(h0, "refreshed"));
+	g_assert_false(json_object_get_boolean_member(h0, "refreshed"));
 	nodes = json_object_get_array_member(json_object_get_object_member(h0, "host"), "nodes");
 	g_assert_cmpint(json_array_get_length(nodes), ==, 2);
 	for (guint i = 0; i < json_array_get_length(nodes); i++) {
@@ -1555,11 +1561,20 @@ static void test_cli_connect_forms(void)
 	g_assert_cmpint(run_cli(table, &out, &err), ==, 0);
 	if (out) {
 		g_assert_nonnull(strstr(out, "\n2   "));
-		g_assert_nonnull(strstr(out, " 2, refreshed\n"));
+		g_assert_nonnull(strstr(out, " 2, as last refreshed\n"));
 		g_assert_true(g_regex_match_simple("\\n +total +200 +200 ", out, 0, 0));
 		/* 1G + 2G a set: 66 sets of the 200 GiB, and a 1G guest of the 67th */
 		g_assert_nonnull(strstr(out, "\nmix 1:1 of the shapes: guests that fit per host\n"));
 		g_assert_true(g_regex_match_simple("\\n1 +\\S+ +133 +133 ", out, 0, 0));
+	}
+	{
+		/* --refresh: read-write, the pools refreshed first */
+		const char *rw[] = { "--connect", uri, "--refresh", "--guest", "1G", NULL };
+		g_autofree char *o = NULL, *e = NULL;
+
+		g_assert_cmpint(run_cli(rw, &o, &e), ==, 0);
+		g_assert_nonnull(o);
+		g_assert_nonnull(strstr(o, " 2, refreshed\n"));
 	}
 
 	g_assert_cmpint(run_cli(prom, &pout, &perr), ==, 0);

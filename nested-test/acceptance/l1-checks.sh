@@ -248,7 +248,7 @@ capacity_fleet() {
 			wrong="$wrong pool dmem-node$n: $(virsh pool-info dmem-node$n 2>&1 | tr -s '\n' ' ');"
 	done
 	local_json=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json 2> /dev/null)
-	out=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json \
+	out=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json --refresh \
 		--connect qemu:///system --connect qemu+unix:///system --connect test:///default 2> /tmp/acc-fleet.err)
 	wrong="$wrong$(LOCAL="$local_json" SYSFS="$SYSFS" python3 -c '
 import json, os, sys
