@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * dmem-capacity: metadata arithmetic and guest packing for dmem versus
  * struct-page backed memory, hugetlbfs 2M/1G with and without HVO.

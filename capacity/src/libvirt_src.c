@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libvirt as a source: guest shapes from the defined domains (--libvirt),
  * and whole hosts (--connect): their NUMA cells from the capabilities

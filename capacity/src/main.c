@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * dmem-capacity: how many guests of a shape fit per node and per host with
  * dmem, versus struct-page memory and hugetlbfs 2M/1G with and without HVO.

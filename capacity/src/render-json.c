@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The report as JSON, of one host and of the fleet (json-glib). */
 #include <json-glib/json-glib.h>
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The report in node_exporter's textfile format, of one host and of the fleet. */
 #include <stddef.h>
 

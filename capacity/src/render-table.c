@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The report as a terminal table, with the dmem= recommendation. */
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the renderers of the report share (report.c, fleet.c), not for
  * main.c: one renderer a file, render-{table,json,svg,prometheus}.c, each

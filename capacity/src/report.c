@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* The report: every model and shape of one host computed once, for the renderers. */
 #include <string.h>
 

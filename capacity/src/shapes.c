@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Guest shapes: from "--guest 4G", "--guest 2G+2G", "--guest 8G@node0+8G@node1",
  * and from libvirt domain XML through the hook's own plan (plan_from_xml):

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /* Size and node-name parsing.  All units are binary: K = KiB, G = GiB. */
 #include "capacity.h"
 

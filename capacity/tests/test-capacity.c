@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Host unit tests for dmem-capacity.  Library-level tests call the code
  * directly; the cli tests run build/bin/dmem-capacity ($CAP_BIN) and check
