@@ -40,22 +40,33 @@ static DomainPlan *read_plan(const PlanOptions *opts, GError **error)
 static int cmd_plan(int argc, char **argv)
 {
 	PlanOptions opts = { .force = TRUE };
-	gboolean check = FALSE;
+	gboolean check = FALSE, plan_mode = FALSE;
+	g_autofree char *pagesize = NULL;
+	const GOptionEntry entries[] = {
+		{ "plan", 0, 0, G_OPTION_ARG_NONE, &plan_mode, "print the plan of the domain XML "
+		  "on stdin as JSON", NULL },
+		{ "pagesize", 0, 0, G_OPTION_ARG_STRING, &pagesize, "dpage size, when the metadata "
+		  "has none", "4K|2M|1G" },
+		{ "check", 0, 0, G_OPTION_ARG_NONE, &check, "and whether it fits in the free dmem now",
+		  NULL },
+		G_OPTION_ENTRY_NULL
+	};
+	g_autoptr(GOptionContext) ctx = g_option_context_new("< domain.xml");
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DomainPlan) plan = NULL;
 	g_autofree char *json = NULL;
 
-	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "--check")) {
-			check = TRUE;
-		} else if (!strcmp(argv[i], "--pagesize") && i + 1 < argc) {
-			if (!dmem_pagesize_parse(argv[++i], &opts.pagesize))
-				return die(NULL, "--pagesize must be 4K, 2M or 1G");
-		} else {
-			fprintf(stderr, "usage: dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
-			return 2;
-		}
+	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_context_set_summary(ctx, "As a libvirt hook: dmemfs-hook DOMAIN OP SUBOP EXTRA "
+				     "< domain.xml");
+	if (!g_option_context_parse(ctx, &argc, &argv, &e) || argc > 1) {
+		fprintf(stderr, "dmemfs-hook: %s (usage: dmemfs-hook --plan [--pagesize 4K|2M|1G] "
+				"[--check] < domain.xml)\n",
+			e ? e->message : "unexpected argument");
+		return 2;
 	}
+	if (pagesize && !dmem_pagesize_parse(pagesize, &opts.pagesize))
+		return die(NULL, "--pagesize must be 4K, 2M or 1G");
 	plan = read_plan(&opts, &e);
 	if (!plan)
 		return die(NULL, e->message);

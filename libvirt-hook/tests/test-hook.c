@@ -906,6 +906,24 @@ static void test_cli_hook_ops(void)
 
 		g_assert_cmpint(test_run("dmemfs-hook", a, env, "", NULL, NULL), ==, 2);
 	}
+	/* --plan's options: one line, exit 2, nothing read */
+	{
+		static const char *const bad[][3] = {
+			{ "--plan", "--frobnicate", NULL },
+			{ "--plan", "--pagesize", NULL },
+			{ "--plan", "stray", NULL },
+		};
+
+		for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+			g_autofree char *out = NULL, *err = NULL;
+
+			g_assert_cmpint(test_run("dmemfs-hook", (const char *const *)bad[i], env, xml,
+						 &out, &err), ==, 2);
+			g_assert_true(g_str_has_prefix(err, "dmemfs-hook: "));
+			g_assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+			g_assert_cmpstr(out, ==, "");
+		}
+	}
 }
 
 int main(int argc, char **argv)
