@@ -41,7 +41,7 @@ include capacity/capacity.mk
 include liveupdate/liveupdate.mk
 include guest-images/guest.mk
 include nested-test/nested.mk
-include nested-test/acceptance/acceptance.mk
+include nested-test/acceptance.mk
 include bench/bench.mk
 
 # Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
@@ -66,7 +66,7 @@ test:
 
 # The same in-guest suite on a KASAN + PROVE_LOCKING + DEBUG_VM kernel
 # (kernel/debug.config), without the libvirt acceptance, plus 180 s of
-# trinity against dmemfs (nested-test/trinity-l1.sh).  Not part of
+# trinity against dmemfs (nested-test/l1/trinity-l1.sh).  Not part of
 # make test: the debug build alone is a cold kernel build.
 test-debug: deps
 	@rm -rf $(BUILD)/results-debug; mkdir -p $(BUILD)/results-debug
@@ -75,7 +75,7 @@ test-debug: deps
 	  else echo "FAIL: kernel-debug: build failed (build/kernel-build-debug.log)"; \
 	  fi > $(BUILD)/results-debug/kernel.results
 	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="l1.skip=virsh l1.trinity=180" L1_TIMEOUT=3600 L1_VFIO_TIMEOUT=900 \
-	  nested-test/run-l1.sh || true
+	  nested-test/host/run-l1.sh || true
 	@scripts/summarize.sh $(BUILD)/results-debug kernel nested
 
 demo:

@@ -88,7 +88,7 @@ $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US
 unit: userspace $(US_TEST_BINS)
 	@rc=0; for t in $(US_TEST_BINS); do \
 	  echo "== $$(basename $$t)"; $$t || rc=1; done; \
-	echo "== test-l1-common.sh"; $(TOP)/nested-test/test-l1-common.sh | tee /dev/stderr | grep -q '^FAIL' && rc=1; \
+	echo "== test-l1-common.sh"; $(TOP)/nested-test/host/test-l1-common.sh | tee /dev/stderr | grep -q '^FAIL' && rc=1; \
 	if [ $$rc = 0 ]; then echo "unit: all tests passed"; else echo "unit: FAILURES"; fi; exit $$rc
 
 # One PASS:/FAIL: line per test case; never stops make.
@@ -99,7 +99,7 @@ test-unit:
 	else for t in $(US_TEST_BINS); do \
 	  $$t --tap 2>&1 | awk -v prog=$$(basename $$t) -f $(TOP)/libdmemfs-host/tests/tap-results.awk >> $$out; \
 	done; fi; \
-	$(TOP)/nested-test/test-l1-common.sh >> $$out 2>&1; \
+	$(TOP)/nested-test/host/test-l1-common.sh >> $$out 2>&1; \
 	grep -q . $$out || echo "FAIL: unit: no results" >> $$out; true
 
 # ---- fuzzing ----------------------------------------------------------------

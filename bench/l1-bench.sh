@@ -1,6 +1,6 @@
 #!/bin/bash
 # In-L1 script of `make bench`, started by guest-images/init through
-# nested-test/boot-l1.sh --baseline (run-bench.sh), with TOP set.
+# nested-test/host/boot-l1.sh --baseline (run-bench.sh), with TOP set.
 #
 #   l1-bench.sh --list             no checks: nothing here passes or fails
 #   l1-bench.sh --build=DIR --base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB
@@ -32,8 +32,8 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 
-# shellcheck source=nested-test/l1-common.sh
-. "$(dirname "$0")/../nested-test/l1-common.sh"
+# shellcheck source=nested-test/l1/l1-common.sh
+. "$(dirname "$0")/../nested-test/l1/l1-common.sh"
 l1_channel
 out() { res "$@"; }
 meta() { out "META $1=$2"; }
@@ -106,10 +106,10 @@ meta bench_seconds $((SECONDS - t0))
 meta dmem_free_before_after "$free0/$(pool_sum free)"
 
 # ---- VFIO: MAP_DMA + UNMAP_DMA of $mib MiB per backing, through the vIOMMU
-# and the edu device of boot-l1.sh (nested-test/vfio_dmem_test.c --bench).
+# and the edu device of boot-l1.sh (nested-test/progs/vfio_dmem_test.c --bench).
 vbin=$build/guest/vfio_dmem_test
-# shellcheck source=nested-test/vfio-lib.sh
-. "$TOP/nested-test/vfio-lib.sh"
+# shellcheck source=nested-test/l1/vfio-lib.sh
+. "$TOP/nested-test/l1/vfio-lib.sh"
 if [ ! -x "$vbin" ]; then
 	out "VFIOSKIP variant=all reason=$vbin not built"
 elif ! bdf=$(vfio_edu_bdf); then

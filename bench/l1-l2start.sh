@@ -17,8 +17,8 @@ rounds=${1:-2} cells=${2:-256}
 zeroing=/sys/kernel/mm/dmem/background_zeroing
 TOP=${TOP:?TOP is not set}
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
-# shellcheck source=nested-test/acceptance/l1-lib.sh
-. "$TOP/nested-test/acceptance/l1-lib.sh"
+# shellcheck source=nested-test/l1/l2-lib.sh
+. "$TOP/nested-test/l1/l2-lib.sh"
 say() { printf '[l2start] %s\n' "$*" >&2; }
 
 # libvirt finds hugetlbfs mounts when it starts; /dev/hugepages is its default

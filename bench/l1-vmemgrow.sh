@@ -16,8 +16,8 @@ set -u
 rounds=${1:-2} grow=${2:-1024}
 TOP=${TOP:?TOP is not set}
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
-# shellcheck source=nested-test/acceptance/l1-lib.sh
-. "$TOP/nested-test/acceptance/l1-lib.sh"
+# shellcheck source=nested-test/l1/l2-lib.sh
+. "$TOP/nested-test/l1/l2-lib.sh"
 say() { printf '[vmemgrow] %s\n' "$*" >&2; }
 C0=64 C1=128
 

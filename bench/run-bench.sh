@@ -1,6 +1,6 @@
 #!/bin/bash
 # Host driver of `make bench`: one benchmark boot of L1 (through
-# nested-test/boot-l1.sh --baseline, which first makes its short no-dmem=
+# nested-test/host/boot-l1.sh --baseline, which first makes its short no-dmem=
 # boot for the memory accounting), then build/bench/report.{md,json,svg}.
 #
 # Knobs (environment): BENCH_MIB (1024: size of every run), BENCH_REPS (3),
@@ -28,16 +28,16 @@ rm -rf "$out/run"
 echo "[bench] L1 with $append"
 [ -x "$out/dmem-bench" ] || { echo "[bench] missing ${out#$TOP/}/dmem-bench" >&2; exit 1; }
 RESULTS=$out/run L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
-	"$TOP/nested-test/boot-l1.sh" --baseline "$TOP/bench/l1-bench.sh"
+	"$TOP/nested-test/host/boot-l1.sh" --baseline "$TOP/bench/l1-bench.sh"
 raw=$out/run/l1/test-results.log
 # The host kernel update: dmem-liveupdate against virsh save/restore, in an
-# L1 of its own with a disk (nested-test/liveupdate-l1.sh, also a test).
+# L1 of its own with a disk (nested-test/l1/liveupdate-l1.sh, also a test).
 disk=$BUILD/l1-liveupdate.img
 rm -rf "$out/run-lu" "$disk"
 truncate -s 6G "$disk"
 echo "[bench] L1 with a disk: dmem-liveupdate against virsh save/restore"
 RESULTS=$out/run-lu L1_DISK=$disk L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
-	"$TOP/nested-test/boot-l1.sh" "$TOP/nested-test/liveupdate-l1.sh" > "$out/liveupdate.log" 2>&1
+	"$TOP/nested-test/host/boot-l1.sh" "$TOP/nested-test/l1/liveupdate-l1.sh" > "$out/liveupdate.log" 2>&1
 rm -f "$disk"
 {
 	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"

@@ -7,7 +7,7 @@
 #   make nested   build what is missing, boot L1, print the results
 #   make test     runs test-nested: $(RESULTS)/nested.results
 #
-# Knobs (environment, see nested-test/run-l1.sh): DMEM (default 2G:1G per
+# Knobs (environment, see nested-test/host/run-l1.sh): DMEM (default 2G:1G per
 # node), L1_NODE_MEM (5G), L1_SMP (2), ACCEL (auto|kvm|tcg), L1_TIMEOUT (s).
 
 GUEST            ?= $(BUILD)/guest
@@ -38,14 +38,14 @@ $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
 $(HARNESS_DIR)/kselftest_harness.h:
 	@$(TOP)/kernel/build.sh tree
 
-$(DMEMFS_TEST): $(TOP)/nested-test/dmemfs_test.c $(TOP)/nested-test/dmemfs_vm_tests.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
+$(DMEMFS_TEST): $(TOP)/nested-test/progs/dmemfs_test.c $(TOP)/nested-test/progs/dmemfs_vm_tests.c $(TOP)/nested-test/progs/test_util.h $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread
 
 # One-file kselftest-harness programs run in L1:
 #   hwpoison_test    memory errors in dmem; run last (it poisons pages for good)
-#   mce_test         machine checks raised for real (nested-test/mce-l1.sh)
+#   mce_test         machine checks raised for real (nested-test/l1/mce-l1.sh)
 #   vfio_dmem_test   VFIO type1 on dmemfs (tests/l1-vfio.sh; --bench for make bench)
 #   kvm_dmem_test    KVM memslots on dmemfs (tests/l1-kvm.sh)
 #   dmemfs_stress    random operations of several tenants (l1-trunk.sh)
@@ -54,8 +54,8 @@ MCE_TEST         := $(GUEST)/mce_test
 VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
 DMEMFS_STRESS    := $(GUEST)/dmemfs_stress
 guest: $(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
-$(HWPOISON_TEST) $(MCE_TEST): $(TOP)/nested-test/memory_error.h
-$(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/%.c $(TOP)/nested-test/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
+$(HWPOISON_TEST) $(MCE_TEST): $(TOP)/nested-test/progs/memory_error.h
+$(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/progs/%.c $(TOP)/nested-test/progs/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
 		$(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
@@ -64,7 +64,7 @@ $(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS)
 # dmem_pattern: a seeded pattern in a dmemfs file (kexec-l1.sh); plain C
 DMEM_PATTERN     := $(GUEST)/dmem_pattern
 guest: $(DMEM_PATTERN)
-$(DMEM_PATTERN): $(TOP)/nested-test/dmem_pattern.c
+$(DMEM_PATTERN): $(TOP)/nested-test/progs/dmem_pattern.c
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror $(shell pkg-config --cflags glib-2.0) -o $@ $< \
@@ -98,7 +98,7 @@ $(KVM_ST_OUT)/kvm_page_table_test: | $(KVM_ST_OUT)/steal_time
 # the steal_time build leaves in $(KVM_ST_OUT)/lib), same flags as upstream's.
 KVM_NESTED_DMEM  := $(GUEST)/kvm_nested_dmem
 guest: $(KVM_NESTED_DMEM)
-$(KVM_NESTED_DMEM): $(TOP)/nested-test/kvm_nested_dmem.c $(KVM_ST_OUT)/steal_time
+$(KVM_NESTED_DMEM): $(TOP)/nested-test/progs/kvm_nested_dmem.c $(KVM_ST_OUT)/steal_time
 	@echo "[guest] cc $(notdir $@) (on libkvm of tools/testing/selftests/kvm)"
 	@$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-sign-compare \
 	  -fno-stack-protector -fno-PIE -no-pie -pthread -I$(BUILD)/linux/tools/include \
@@ -109,7 +109,7 @@ $(KVM_NESTED_DMEM): $(TOP)/nested-test/kvm_nested_dmem.c $(KVM_ST_OUT)/steal_tim
 
 nested: kernel guest
 	@mkdir -p $(RESULTS)
-	@$(TOP)/nested-test/run-l1.sh
+	@$(TOP)/nested-test/host/run-l1.sh
 	@cat $(RESULTS)/nested.results
 
 # A make test step: never fails make, always leaves result lines.
@@ -120,62 +120,62 @@ test-nested: test-kernel test-unit test-capacity
 	grep -qs '^PASS' $(RESULTS)/kernel.results || blocked="kernel build failed"; \
 	$(MAKE) --no-print-directory guest > $(RESULTS)/guest-build.log 2>&1 || \
 	  blocked="$${blocked:+$$blocked; }guest build failed (build/results/guest-build.log)"; \
-	NESTED_BLOCKED="$$blocked" $(TOP)/nested-test/run-l1.sh || true; \
+	NESTED_BLOCKED="$$blocked" $(TOP)/nested-test/host/run-l1.sh || true; \
 	[ -s $(RESULTS)/nested.results ] || echo "FAIL: nested: run-l1.sh wrote no results" > $(RESULTS)/nested.results
 
 # ---- the dmem= boot matrix: every form, several boots each, KASLR on
 .PHONY: boot-matrix test-boot
 boot-matrix: kernel guest
-	@$(TOP)/nested-test/boot-matrix.sh
+	@$(TOP)/nested-test/host/boot-matrix.sh
 	@cat $(RESULTS)/boot.results
 TEST_STEPS += test-boot
 # after the trunk run: one L1 at a time
 test-boot: test-nested
 	@mkdir -p $(RESULTS); \
 	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  $(TOP)/nested-test/boot-matrix.sh > $(BUILD)/boot-matrix.log 2>&1 || true; \
+	  $(TOP)/nested-test/host/boot-matrix.sh > $(BUILD)/boot-matrix.log 2>&1 || true; \
 	else echo "FAIL: boot: not run (kernel build failed)" > $(RESULTS)/boot.results; fi; \
 	[ -s $(RESULTS)/boot.results ] || echo "FAIL: boot: the matrix wrote no results" > $(RESULTS)/boot.results
 
-# ---- files carried over kexec (nested-test/kexec-l1.sh): an L1 of its own
+# ---- files carried over kexec (nested-test/l1/kexec-l1.sh): an L1 of its own
 # that kexecs itself twice
 .PHONY: kexec test-kexec
 kexec: kernel guest
-	@RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/kexec-l1.sh
+	@RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/kexec-l1.sh
 	@cat $(RESULTS)/kexec/nested.results
 TEST_STEPS += test-kexec
 # after the boot matrix: one L1 at a time
 test-kexec: test-boot
 	@mkdir -p $(RESULTS); \
 	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/kexec-l1.sh > $(BUILD)/kexec.log 2>&1; \
+	  RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/kexec-l1.sh > $(BUILD)/kexec.log 2>&1; \
 	  sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: kexec./' $(RESULTS)/kexec/nested.results > $(RESULTS)/kexec.results 2> /dev/null; \
 	else echo "FAIL: kexec: not run (kernel build failed)" > $(RESULTS)/kexec.results; fi; \
 	[ -s $(RESULTS)/kexec.results ] || echo "FAIL: kexec: boot-l1.sh wrote no results (build/kexec.log)" > $(RESULTS)/kexec.results
 
 # ---- L2 guests carried over a kexec of L1 by dmem-liveupdate
-# (nested-test/liveupdate-l1.sh, through run-liveupdate.sh, which retries a
+# (nested-test/l1/liveupdate-l1.sh, through run-liveupdate.sh, which retries a
 # fresh L1 after TCG's vCPU-thread crash): an L1 of its own, with a disk for
 # the guests' device state
 LU_DISK := $(BUILD)/l1-liveupdate.img
 .PHONY: liveupdate-l1 test-liveupdate
 liveupdate-l1: kernel userspace capacity liveupdate guest
 	@rm -f $(LU_DISK); truncate -s 6G $(LU_DISK)
-	@L1_DISK=$(LU_DISK) RESULTS=$(RESULTS)/liveupdate $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/liveupdate-l1.sh
+	@L1_DISK=$(LU_DISK) RESULTS=$(RESULTS)/liveupdate $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/liveupdate-l1.sh
 	@rm -f $(LU_DISK); cat $(RESULTS)/liveupdate/nested.results
 TEST_STEPS += test-liveupdate
 # after the kexec step: one L1 at a time
 test-liveupdate: test-kexec
 	@mkdir -p $(RESULTS); \
 	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  $(TOP)/nested-test/run-liveupdate.sh > $(BUILD)/liveupdate.log 2>&1; \
+	  $(TOP)/nested-test/host/run-liveupdate.sh > $(BUILD)/liveupdate.log 2>&1; \
 	else echo "FAIL: liveupdate: not run (kernel build failed)" > $(RESULTS)/liveupdate.results; fi; \
 	[ -s $(RESULTS)/liveupdate.results ] || echo "FAIL: liveupdate: run-liveupdate.sh wrote no results (build/liveupdate.log)" > $(RESULTS)/liveupdate.results
 
-# ---- machine checks raised for real (nested-test/mce-l1.sh, mce_test): an
+# ---- machine checks raised for real (nested-test/l1/mce-l1.sh, mce_test): an
 # L1 of its own, under TCG with an Intel CPU model (Intel's severity table)
 MCE_L1 = ACCEL=tcg L1_TIMEOUT=600 L1_CPU=max,vendor=GenuineIntel,family=6,model=85,stepping=7 \
-	RESULTS=$(RESULTS)/mce $(TOP)/nested-test/boot-l1.sh $(TOP)/nested-test/mce-l1.sh
+	RESULTS=$(RESULTS)/mce $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/mce-l1.sh
 .PHONY: mce test-mce
 mce: kernel guest
 	@$(MCE_L1)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make demo, after `make kernel userspace capacity guest`: boot our kernel as
-# L1 under QEMU (nested-test/boot-l1.sh) with nested-test/acceptance/l1-demo.sh
+# L1 under QEMU (nested-test/host/boot-l1.sh) with nested-test/l1/acceptance/l1-demo.sh
 # as its script, and show what it does as it happens: dmem per node, dmemfs,
 # libvirtd with the dmemfs hook and qemu-memdev-wrapper, one dmem-backed L2
 # started with virsh and its console result, the per-node pool, the live
@@ -24,7 +24,7 @@ echo "[demo] booting build/bzImage as L1 (2 NUMA nodes, dmem= on both) under QEM
 echo "[demo] inside it: libvirtd, the dmemfs hook and one L2 guest.  A few minutes under TCG."
 start=$SECONDS
 RESULTS=$out L1_TIMEOUT=${DEMO_TIMEOUT:-600} \
-	"$TOP/nested-test/boot-l1.sh" "$TOP/nested-test/acceptance/l1-demo.sh" 2> >(grep --line-buffered -E '\] (accelerator|booting|L1 .* reached)' >&2) &
+	"$TOP/nested-test/host/boot-l1.sh" "$TOP/nested-test/l1/acceptance/l1-demo.sh" 2> >(grep --line-buffered -E '\] (accelerator|booting|L1 .* reached)' >&2) &
 pid=$!
 # The L1 writes everything meant for the user to its results channel.
 tail -n +1 -F --pid="$pid" "$res" 2> /dev/null | tr -d '\r' | grep --line-buffered -v '^L1-DONE$' |

@@ -11,8 +11,8 @@
 #   QEMU_USER        owner of the files (default libvirt-qemu, else root)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=nested-test/l1-common.sh
-. "$here/../../nested-test/l1-common.sh"
+# shellcheck source=nested-test/l1/l1-common.sh
+. "$here/../../nested-test/l1/l1-common.sh"
 result_area hook
 if [ "${1:-}" = --list ]; then
 	for c in setup prepare-exits-0 file-ram-node0 file-ram-node1 dpages-on-cell-nodes \

@@ -4,7 +4,7 @@
  * domains, a scratch tree holds the dmemfs files.  What can be checked
  * here is what happens before anything is touched: refusals, one line
  * each, and nothing created.  The kexec round trip runs in L1
- * (nested-test/liveupdate-l1.sh).
+ * (nested-test/l1/liveupdate-l1.sh).
  */
 #include "kexec-plan.h"
 #include "testutil.h"

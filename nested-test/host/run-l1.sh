@@ -1,0 +1,95 @@
+#!/bin/bash
+# The trunk driver of make test: boot the test kernel as L1 (through
+# nested-test/host/boot-l1.sh) and turn what its in-guest tests report into
+# PASS:/FAIL:/SKIP: lines in $RESULTS/nested.results.
+#
+#   nested-test/host/run-l1.sh            probe KVM, boot (baseline, dmem=, VFIO L2), report
+#   nested-test/host/run-l1.sh --probe    only say which accelerator would be used
+#
+# It owns the trunk's list of expected checks, its three boots and the
+# retries of the third.  The first boot, without dmem=, only reports its
+# memory accounting; the second boots with dmem=$DMEM and runs
+# nested-test/l1/l1-trunk.sh, which gets the first boot's numbers to measure
+# MemTotal and memmap changes.  A third boot runs nested-test/l1/vfio-l2.sh (an
+# L2 with L1's edu device assigned), retried in a fresh L1 when it hits the
+# TCG crash described there.
+#
+# Settings (environment): boot-l1.sh's, and NESTED_BLOCKED (a reason: boot
+# nothing, fail all), L1_MODE (--boot-check: the reservation
+# checks only), VFIO_L2_SCRIPT (empty: no third boot), L1_VFIO_TIMEOUT.
+# The script always exits 0 once results are written; hangs end in FAIL.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=nested-test/host/boot-l1.sh
+. "$here/boot-l1.sh" --lib
+L1_SCRIPT=$TOP/nested-test/l1/l1-trunk.sh
+
+# ---- what must come back: the trunk's own --list (the same lists it
+# runs from), for this boot's command line
+# L1_MODE=--boot-check (nested-test/host/boot-matrix.sh): the trunk script checks
+# the reservation and its accounting only
+L1_MODE=${L1_MODE:-}
+mapfile -t expected < <(TOP=$TOP L1_APPEND="$L1_APPEND" bash "$L1_SCRIPT" --list --build="$BUILD" $L1_MODE)
+[ ${#expected[@]} -gt 0 ] || fail_all "${L1_SCRIPT#"$TOP"/} --list printed nothing"
+# boot 3 (the L2 with a device assigned) has its own list
+VFIO_L2_SCRIPT=${VFIO_L2_SCRIPT-$TOP/nested-test/l1/vfio-l2.sh}
+if [ -n "$VFIO_L2_SCRIPT" ]; then
+	mapfile -t -O ${#expected[@]} expected < <(bash "$VFIO_L2_SCRIPT" --list)
+	expected+=(nested.vfio-l2-boot)
+fi
+
+[ -n "${NESTED_BLOCKED:-}" ] && fail_all "$NESTED_BLOCKED"
+l1_ready "$BUILD/guest/dmemfs_test" "$L1_SCRIPT"
+if [ "${1:-}" = --probe ]; then
+	l1_accel
+	echo "$accel ($probe_why)"
+	exit 0
+fi
+l1_accel
+add "# accelerator: $accel ($probe_why)"
+
+# ---- boot 1: no dmem=, memory accounting only
+l1_baseline
+
+# ---- boot 2: dmem=, all trunk checks
+l1_test_boot "$L1_SCRIPT" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"}
+cp "$work/test-console.log" "$RESULTS/l1-console.log"
+trunk_why=$why
+
+# ---- boot 3: an L2 with L1's edu device assigned (nested-test/l1/vfio-l2.sh),
+# in an L1 of its own.  Under TCG a change of this QEMU's memory map (the
+# L2's PCI probing switches the device's BAR) can crash L1's KVM vCPU
+# thread (measurements in vfio-l2.sh).  The one retry rule of l1-common.sh
+# applies: a fresh L1 tries again only when the console shows that crash
+# (3 attempts, each retried one a SKIP line with the evidence); a hang or
+# any other failure is a FAIL.
+if [ -n "$VFIO_L2_SCRIPT" ]; then
+	vfio_done=
+	for attempt in 1 2 3; do
+		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-300}" \
+			"$(l1_append "$VFIO_L2_SCRIPT" "${DMEM:+dmem=$DMEM}")"
+		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-console.log"
+		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$attempt-console.log"
+		mapfile -t vgot < <(results_of vfio-l2)
+		done_l1=$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')
+		failed=$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')
+		if { [ "$done_l1" = 0 ] || [ "$failed" != 0 ]; } && [ "$attempt" -lt 3 ] &&
+			evidence=$(retry_evidence "$(accel_name)" "$work/vfio-l2-console.log"); then
+			# a skip, not a comment: the closing summary lists every retry
+			add "SKIP: nested.vfio-l2-attempt$attempt: retried: $evidence (console: l1-vfio-l2-attempt$attempt-console.log)"
+			continue
+		fi
+		add_results "${vgot[@]}"
+		[ "$done_l1" != 0 ] && vfio_done=1
+		break
+	done
+	if [ -n "$vfio_done" ]; then
+		add "PASS: nested.vfio-l2-boot: attempt $attempt of 3, ${boot_total}s"
+	else
+		add "FAIL: nested.vfio-l2-boot: attempt $attempt: no L1-DONE (rc $boot_rc after ${boot_total}s; console: $(last_console vfio-l2))"
+	fi
+fi
+
+expect_missing "$trunk_why"
+console_clean test
+finish

@@ -1,0 +1,65 @@
+#!/bin/bash
+# make test-unit: l1-common.sh on the host, against a fake sysfs.  A
+# counter that is missing must fail the checks that compare it, never read
+# as 0 (the "no leak" check after a kexec into a kernel without dmem=).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+fake=$(mktemp -d)
+trap 'rm -rf "$fake"' EXIT
+# shellcheck source=nested-test/l1/l1-common.sh
+DMEMFS_SYSFS_ROOT=$fake/dmem . "$here/../l1/l1-common.sh"
+out() { printf '%s: unit.l1-common.%s%s\n' "$1" "$2" "${3:+: $3}"; }
+expect() { # expect NAME WANT(pass|fail) CHECK-LINE
+	local got
+	got=$(L1_OUT=stdout check "$1" why eval "$3" 2> /dev/null)
+	# no line at all: the check never ran, which boot-l1.sh reports as a
+	# FAIL of the expected check ("no result")
+	case "$2:$got" in
+	pass:PASS:* | fail:FAIL:* | fail:) out PASS "$1" ;;
+	*) out FAIL "$1" "wanted $2, got '$got'" ;;
+	esac
+}
+mkdir -p "$fake/dmem/node0" "$fake/dmem/node1"
+echo 0 > "$fake/dmem/node0/used_bytes"
+echo 0 > "$fake/dmem/node1/used_bytes"
+echo 4096 > "$fake/dmem/node1/free_bytes"
+expect no-leak-counts-zero pass '[ "$(pool_sum used)" -eq 0 ]'
+expect free-sums pass '[ "$(pool_sum free)" -eq 4096 ]'
+expect node-reads pass '[ "$(pool_bytes 1 free)" -eq 4096 ]'
+rm -rf "$fake/dmem"
+expect no-leak-without-pool fail '[ "$(pool_sum used)" -eq 0 ]'
+expect node-without-counter fail '[ "$(pool_bytes 0 used)" -eq 0 ]'
+expect arithmetic-without-pool fail '[ $(($(pool_bytes 0 used) - 0)) -eq 0 ]'
+# an in-L1 script refuses to run on a host: no l1.top= on the command line
+echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" > "$fake/cmdline"
+msg=$(L1_CMDLINE=$fake/cmdline bash -c '. "$1"; l1_channel; echo ran' _ "$here/../l1/l1-common.sh" 2>&1)
+rc=$?
+case "$rc:$msg" in
+2:*"refusing to run outside the test L1"*) out PASS refuses-outside-l1 ;;
+*) out FAIL refuses-outside-l1 "exit $rc: '$msg'" ;;
+esac
+echo "console=ttyS0 l1.top=/work/main l1.script=/x.sh" > "$fake/cmdline"
+msg=$(L1_CMDLINE=$fake/cmdline bash -c '. "$1"; l1_channel; echo ran' _ "$here/../l1/l1-common.sh" 2>&1)
+case "$msg" in
+*ran) out PASS runs-in-l1 ;;
+*) out FAIL runs-in-l1 "'$msg'" ;;
+esac
+# the one retry rule: only under TCG, only for a named crash signature
+printf '[  1.0] ok\r\n[231.573857] BUG: TASK stack guard page was hit at 00000000c3670250\r\n' > "$fake/crash.log"
+printf '[  1.0] ok\n[300.0] rcu: INFO: rcu_preempt self-detected stall\n' > "$fake/hang.log"
+ev=$(retry_evidence tcg "$fake/crash.log")
+case "$?:$ev" in
+"0:[231.573857] BUG: TASK stack guard page was hit at 00000000c3670250") out PASS retry-named-crash-under-tcg ;;
+*) out FAIL retry-named-crash-under-tcg "got '$ev'" ;;
+esac
+for c in "kvm crash" "tcg hang" "tcg missing" "unknown crash"; do
+	read -r acc f <<< "$c"
+	[ "$acc" = unknown ] && acc=
+	if ev=$(retry_evidence "$acc" "$fake/$f.log"); then
+		out FAIL "no-retry-${acc:-unknown-accel}-$f" "retried on '$ev'"
+	else
+		out PASS "no-retry-${acc:-unknown-accel}-$f"
+	fi
+done
+echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
+[ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"

@@ -1,0 +1,152 @@
+# shellcheck shell=bash
+# The library of every script that runs inside L1 (nested-test/README.md):
+# results, the kernel log scan and the dmem pool counters, written once.
+#
+# Results.  Check names are AREA.CHECK: result_area sets AREA for a script
+# whose checks share one, or the name carries it.  pass,
+# fail and skip print one line each, "PASS: AREA.CHECK[: detail]",
+# "FAIL: AREA.CHECK: reason" or "SKIP: AREA.CHECK: reason": to stdout, where
+# the script that started this one reads them, or to the results channel
+# in the script that owns it (l1_channel).  results_exit ends a script with
+# the one exit rule of the harness: non-zero if and only if a check failed.
+#
+# l1_channel: for the script that guest-images/init started.  fd 3 becomes
+# L1's second serial port, ttyS1, which the kernel never writes to (stdout
+# when there is none), and results go there; res LINE writes LINE there
+# and, marked, on the console.
+# l1_only: exit 2 unless this is a test L1.  boot-l1.sh puts l1.top= on
+# every L1's command line (kexec'd stages keep it), and a host never has
+# it: run on a host, an in-L1 script would mount, install and start guests
+# there.  Every in-L1 script calls it (l1_channel does) after --list.
+l1_only() {
+	if ! tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | grep -q '^l1\.top='; then
+		echo "${0##*/}: refusing to run outside the test L1 (no l1.top= in ${L1_CMDLINE:-/proc/cmdline})" >&2
+		exit 2
+	fi
+}
+
+l1_channel() {
+	l1_only
+	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
+		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+	else
+		exec 3>&1
+	fi
+	L1_OUT=channel
+}
+res() { printf '%s\n' "$*" >&3; printf 'RESULT %s\n' "$*"; }
+
+L1_OUT=${L1_OUT:-stdout}
+L1_AREA=${L1_AREA:-}
+L1_FAILED=0
+result_area() { L1_AREA=$1; }
+_result() { if [ "$L1_OUT" = channel ]; then res "$*"; else printf '%s\n' "$*"; fi; }
+pass() { _result "PASS: ${L1_AREA:+$L1_AREA.}$1${2:+: $2}"; }
+fail() { _result "FAIL: ${L1_AREA:+$L1_AREA.}$1: $2"; L1_FAILED=1; }
+skip() { _result "SKIP: ${L1_AREA:+$L1_AREA.}$1: $2"; }
+check() { # check CHECK REASON-IF-FAILED CONDITION...
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+results_exit() { exit "$L1_FAILED"; }
+# fail_from FIRST WHY CHECK...: every CHECK from FIRST on fails, "not run:
+# WHY" (a script that cannot go on still reports each of its checks)
+fail_from() {
+	local first=$1 why=$2 c on=
+	shift 2
+	for c in "$@"; do
+		[ "$c" = "$first" ] && on=1
+		[ -n "$on" ] && fail "$c" "not run: $why"
+	done
+}
+
+# tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL/SKIP lines (on the
+# results channel); a failure's reason is the first diagnostics of its run.
+tap_results() {
+	awk -v pfx="$1" '
+	/^#  RUN / { why = ""; next }
+	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
+		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
+		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
+		next
+	}
+	/^ok [0-9]+ .*# SKIP/ { r = $0; sub(/.*# SKIP */, "", r); print "SKIP: " pfx "." $3 ": " (r != "" ? r : "skipped"); next }
+	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
+	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
+	' "$2" | while IFS= read -r l; do res "$l"; done
+}
+
+# Kernel log.  kernel_splats [SINCE]: the first splat lines of the kernel
+# log after line SINCE (dmesg_mark), on one line; nothing when there is none.
+L1_SPLAT_RE='WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault|possible circular locking|bad p[mu]d'
+# not a splat: the advice the Spectre code prints at boot for an Intel CPU
+# model under TCG (the boot of mce-l1.sh)
+L1_SPLAT_NOT_RE='^(\[ *[0-9.]+\] )?RETBleed: WARNING: Spectre v2 mitigation leaves CPU vulnerable to RETBleed attacks'
+dmesg_mark() { dmesg | wc -l; }
+kernel_splats() {
+	dmesg | tail -n +"$((${1:-0} + 1))" | grep -E "$L1_SPLAT_RE" | grep -vE "$L1_SPLAT_NOT_RE" | head -3 | tr -s ' \n' ' '
+}
+
+# ---- the one retry rule ------------------------------------------------
+# A test may run again (in a fresh L1, or with a fresh L2 inside L1) only
+# when L1 runs under TCG and only after a crash whose signature is named
+# here; each retry is a SKIP line that carries the evidence.  Anything else,
+# a timeout or a silent guest included, is a FAIL.
+#   'stack guard page was hit': under TCG's emulated SVM, a KVM vCPU thread
+#   of L1 overruns its stack (first seen in stop 18: the VFIO L2 boot, the
+#   live update's L2s)
+L1_RETRY_SIGNATURES=('stack guard page was hit')
+# retry_evidence ACCEL FILE: succeeds, printing the first line of FILE (a
+# console log, a saved dmesg) with a named signature, only when ACCEL is tcg
+retry_evidence() {
+	local sig line
+	[ "$1" = tcg ] && [ -r "$2" ] || return 1
+	for sig in "${L1_RETRY_SIGNATURES[@]}"; do
+		line=$(tr -d '\r' < "$2" 2> /dev/null | grep -m1 -F -- "$sig") || continue
+		printf '%s\n' "$line" | cut -c1-200
+		return 0
+	done
+	return 1
+}
+# l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
+l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }
+
+# The dmem pool (/sys/kernel/mm/dmem).  pool_bytes NODE WHAT: WHAT_bytes of
+# node NODE; pool_sum WHAT: over all nodes.  A counter that is not there
+# reads "absent!", which no comparison or $((...)) takes for a number: a
+# pool that vanished (a kexec into a kernel without dmem=) must fail a
+# "nothing used" check, not pass it as 0.
+DMEM_SYSFS=${DMEMFS_SYSFS_ROOT:-/sys/kernel/mm/dmem}
+pool_bytes() { cat "$DMEM_SYSFS/node$1/$2_bytes" 2> /dev/null || echo 'absent!'; }
+pool_sum() {
+	local f t=0 n=0
+	for f in "$DMEM_SYSFS"/node*/"$1"_bytes; do
+		[ -r "$f" ] || continue
+		t=$((t + $(cat "$f"))) n=$((n + 1))
+	done
+	if [ "$n" -gt 0 ]; then echo "$t"; else echo 'absent!'; fi
+}
+
+# The magic number of dmemfs (include/uapi/linux/magic.h of the series), as
+# stat -f -c %t prints it.
+DMEMFS_MAGIC_HEX=2ace90c6
+is_dmemfs() { [ "$(stat -f -c %t "$1" 2> /dev/null)" = "$DMEMFS_MAGIC_HEX" ]; }
+
+# l1_script_check PATH: the name of the check on a whole */tests/l1-*.sh
+# script (its exit status and the pool it leaves), l1.script-NAME.
+l1_script_check() { local b=${1##*/}; b=${b#l1-}; echo "l1.script-${b%.sh}"; }
+
+# l1_test_scripts TOP SKIP: the in-L1 test scripts, */tests/l1-*.sh and
+# nested-test/l1/tests/l1-*.sh, a line
+# each: "run PATH", or "skip PATH" when the path contains SKIP (the word of
+# l1.skip= on L1's command line; empty: none).  The trunk runs them, and
+# the host driver expects their checks, from this one list.
+l1_test_scripts() {
+	local s rel
+	for s in "$1"/*/tests/l1-*.sh "$1"/nested-test/l1/tests/l1-*.sh; do
+		[ -e "$s" ] || continue
+		rel=${s#"$1"/}
+		if [ -n "$2" ] && [ "${rel#*"$2"}" != "$rel" ]; then echo "skip $s"; else echo "run $s"; fi
+	done
+}

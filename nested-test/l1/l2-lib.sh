@@ -1,0 +1,212 @@
+# shellcheck shell=bash
+# Shared helpers of the in-L1 acceptance (l1-checks.sh) and the demo
+# (l1-demo.sh).  Sourced inside L1, where the root file system is the host's
+# over virtio-9p with a tmpfs overlay: every write here stays in L1.
+#
+# Environment: TOP (repository), BUILD (default $TOP/build), DMEMFS_2M_MOUNT /
+# DMEMFS_1G_MOUNT (mounted here if they are not dmemfs yet), DMEMFS_SYSFS_ROOT,
+# L2_KERNEL (default $BUILD/bzImage), L2_INITRD (default
+# $BUILD/l2/initramfs.cpio.gz).
+
+TOP=${TOP:?TOP is not set}
+BUILD=${BUILD:-$TOP/build}
+ACC_DIR=$TOP/nested-test/l1/acceptance
+SYSFS=${DMEMFS_SYSFS_ROOT:-/sys/kernel/mm/dmem}
+M2=${DMEMFS_2M_MOUNT:-/run/dmemfs/2M}
+M1G=${DMEMFS_1G_MOUNT:-/run/dmemfs/1G}
+PREFIX=/usr/local
+WRAPPER=$PREFIX/bin/qemu-memdev-wrapper
+HOOK=/etc/libvirt/hooks/qemu.d/dmemfs
+IMAGES=/var/lib/libvirt/images
+SERIAL_DIR=/var/log/libvirt/qemu
+L2_KERNEL=${L2_KERNEL:-$BUILD/bzImage}
+L2_INITRD=${L2_INITRD:-$BUILD/l2/initramfs.cpio.gz}
+L2_CMDLINE_BASE="console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
+MiB=$((1 << 20))
+# shellcheck source=nested-test/l1/l1-common.sh
+. "$TOP/nested-test/l1/l1-common.sh"
+export LC_ALL=C
+virsh() { command virsh -q -c qemu:///system "$@"; }
+
+acc_log() { printf '[accept] %s\n' "$*" >&2; }
+now_ms() { local s; s=$(cut -d' ' -f1 /proc/uptime); echo $(( ${s%.*} * 1000 + 10#${s#*.} * 10 )); }
+ms_to_s() { printf '%d.%d' $(($1 / 1000)) $((($1 % 1000) / 100)); }
+
+# ---- dmem pool
+pool_free_all() { echo "$(pool_bytes 0 free) $(pool_bytes 1 free)"; }
+pool_mib() { echo "node0 free $(($(pool_bytes 0 free) / MiB)) MiB used $(($(pool_bytes 0 used) / MiB)) MiB, node1 free $(($(pool_bytes 1 free) / MiB)) MiB used $(($(pool_bytes 1 used) / MiB)) MiB"; }
+pool_table() {
+	local n f
+	printf '%-6s %12s %12s %12s\n' node total_MiB used_MiB free_MiB
+	for f in "$SYSFS"/node*; do
+		n=${f##*/node}
+		printf '%-6s %12d %12d %12d\n' "node$n" $(($(pool_bytes "$n" total) / MiB)) \
+			$(($(pool_bytes "$n" used) / MiB)) $(($(pool_bytes "$n" free) / MiB))
+	done
+}
+
+
+# ---- setup: dmemfs, install, libvirt
+ACC_MOUNTED=()
+acc_mount_dmemfs() {
+	local ps dir
+	for ps in 2M 1G; do
+		dir=$M2
+		[ "$ps" = 1G ] && dir=$M1G
+		is_dmemfs "$dir" && continue
+		mkdir -p "$dir"
+		mount -t dmemfs -o "pagesize=$ps" none "$dir" || return 1
+		ACC_MOUNTED+=("$dir")
+	done
+}
+
+# make install DESTDIR= into the overlay root, then the configuration.
+acc_install() {
+	make -C "$TOP" --no-print-directory -o userspace -o capacity install DESTDIR= PREFIX="$PREFIX" \
+		> /tmp/acc-install.log 2>&1 || { tail -3 /tmp/acc-install.log; return 1; }
+	cat > /etc/dmemfs-host.conf <<-CONF
+		# written by nested-test/l1/l2-lib.sh
+		[mounts]
+		2M=$M2
+		1G=$M1G
+		[qemu]
+		binary=/usr/bin/qemu-system-x86_64
+		user=libvirt-qemu
+		[sysfs]
+		root=$SYSFS
+	CONF
+	[ -x "$HOOK" ] && [ -x "$WRAPPER" ]
+}
+
+# virtlogd + libvirtd without systemd (research/environment.md).
+acc_libvirt_config() {
+	mkdir -p /run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu /var/cache/libvirt/qemu "$IMAGES"
+	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
+	grep -q '^namespaces' /etc/libvirt/qemu.conf 2> /dev/null || cat >> /etc/libvirt/qemu.conf <<-'CONF'
+		# nested-test/l1/acceptance: no private /dev (no udev in L1), no AppArmor
+		namespaces = [ ]
+		security_driver = "none"
+	CONF
+	grep -q '^log_outputs' /etc/libvirt/libvirtd.conf 2> /dev/null ||
+		echo 'log_outputs = "3:file:/var/log/libvirt/libvirtd.log"' >> /etc/libvirt/libvirtd.conf
+	# no default network in L1 (no netfilter in the test kernel)
+	rm -f /etc/libvirt/qemu/networks/autostart/*.xml
+	# the L2 images local to L1 (libvirt's DAC labelling chowns them)
+	install -m 0644 "$L2_KERNEL" "$IMAGES/l2-bzImage" &&
+		install -m 0644 "$L2_INITRD" "$IMAGES/l2-initramfs.cpio.gz"
+}
+
+libvirtd_pid() { local p; p=$(cat /run/libvirtd.pid 2> /dev/null) && kill -0 "$p" 2> /dev/null && echo "$p"; }
+
+acc_libvirtd_start() {
+	[ -n "$(cat /run/virtlogd.pid 2> /dev/null)" ] && kill -0 "$(cat /run/virtlogd.pid)" 2> /dev/null ||
+		virtlogd -d || return 1
+	libvirtd -d || return 1
+	for _ in $(seq 1 120); do
+		virsh list --all > /dev/null 2>&1 && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
+acc_libvirtd_stop() {
+	local p
+	p=$(libvirtd_pid) || return 0
+	kill "$p"
+	for _ in $(seq 1 60); do
+		kill -0 "$p" 2> /dev/null || return 0
+		sleep 0.5
+	done
+	kill -9 "$p" 2> /dev/null
+}
+
+# acc_setup: the L2 images, dmemfs, hook and wrapper, libvirtd.  On failure
+# $ACC_STEP says which step failed.
+ACC_STEP=
+acc_setup() {
+	ACC_STEP="the L2 images $L2_KERNEL, $L2_INITRD"
+	[ -r "$L2_KERNEL" ] && [ -r "$L2_INITRD" ] || return 1
+	ACC_STEP="mount dmemfs 2M/1G on $M2, $M1G"
+	acc_mount_dmemfs || return 1
+	ACC_STEP="make install DESTDIR= of hook and wrapper (/tmp/acc-install.log)"
+	acc_install || return 1
+	ACC_STEP="libvirt configuration and L2 images"
+	acc_libvirt_config || return 1
+	ACC_STEP="start virtlogd and libvirtd"
+	acc_libvirtd_start || return 1
+}
+
+acc_stop_all() { # destroy and undefine our domains, stop the daemons, unmount
+	local d p
+	for d in $(virsh list --all --name 2> /dev/null); do
+		virsh destroy "$d" > /dev/null 2>&1
+		virsh undefine "$d" > /dev/null 2>&1
+	done
+	acc_libvirtd_stop
+	p=$(cat /run/virtlogd.pid 2> /dev/null) && kill "$p" 2> /dev/null
+	for d in "${ACC_MOUNTED[@]}"; do umount "$d"; done
+	ACC_MOUNTED=()
+}
+
+# ---- domains
+new_uuid() { cat /proc/sys/kernel/random/uuid; }
+serial_of() { echo "$SERIAL_DIR/$1.serial"; }
+last_serial() { tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160; }
+
+# mkdomain NAME UUID CELL0_MIB CELL1_MIB [CMDLINE-EXTRA [EXTRA-BACKING-XML [PAGESIZE]]]
+mkdomain() {
+	local name=$1 uuid=$2 c0=$3 c1=$4 extra=${5:-} backing=${6:-} ps=${7:-2M}
+	sed -e "s|@NAME@|$name|" -e "s|@UUID@|$uuid|" -e "s|@PAGESIZE@|$ps|" \
+		-e "s|@TOTAL_MIB@|$((c0 + c1))|" -e "s|@CELL0_MIB@|$c0|" -e "s|@CELL1_MIB@|$c1|" \
+		-e "s|@EXTRA_BACKING@|$backing|" -e "s|@KERNEL@|$IMAGES/l2-bzImage|" \
+		-e "s|@INITRD@|$IMAGES/l2-initramfs.cpio.gz|" \
+		-e "s|@CMDLINE@|$L2_CMDLINE_BASE${extra:+ $extra}|" \
+		-e "s|@WRAPPER@|$WRAPPER|" -e "s|@SERIAL@|$(serial_of "$name")|" \
+		"$ACC_DIR/domain.xml.in"
+}
+
+domstate() { virsh domstate "$1" 2> /dev/null | head -1; }
+wait_state() { # wait_state NAME STATE TIMEOUT_S
+	local end=$((SECONDS + $3))
+	while [ $SECONDS -lt $end ]; do
+		[ "$(domstate "$1")" = "$2" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+# the whole lines of a serial log FILE, without \r: QEMU may be halfway
+# through writing the last one (read fails on a line without its newline)
+serial_whole() { local l; while IFS= read -r l; do printf '%s\n' "${l//$'\r'/}"; done < "$1" 2> /dev/null; }
+wait_serial() { # wait_serial FILE REGEX TIMEOUT_S -> prints the first matching line
+	# Only whole lines: QEMU may be halfway through writing the last one
+	# (read fails on a last line without its newline).
+	local end=$((SECONDS + $3)) l
+	while [ $SECONDS -lt $end ]; do
+		while IFS= read -r l; do
+			l=${l//$'\r'/}
+			[[ $l =~ $2 ]] && { printf '%s\n' "$l"; return 0; }
+		done < "$1" 2> /dev/null
+		sleep 0.5
+	done
+	return 1
+}
+qemu_pid() { local p; p=$(cat "/run/libvirt/qemu/$1.pid" 2> /dev/null) && kill -0 "$p" 2> /dev/null && echo "$p"; }
+# qemu_diag NAME: where a silent guest's QEMU spends its time, on one line:
+# each vCPU thread's user and system ticks and its kernel stack's top, and
+# the guest's instruction pointer (a guest loop, or KVM looping in L1)
+qemu_diag() {
+	local p t st
+	p=$(qemu_pid "$1") || { echo "no QEMU"; return; }
+	for t in /proc/"$p"/task/*; do
+		grep -q '^CPU' "$t/comm" 2> /dev/null || continue
+		read -ra st < "$t/stat"
+		printf '%s: utime %s stime %s state %s, kernel: %s; ' "$(cat "$t/comm")" "${st[13]}" "${st[14]}" "${st[2]}" \
+			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
+	done
+	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
+}
+# dmemfs files of a domain (by UUID) under every mount, one per line
+dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
+agent_field() { # agent_field LINE KEY
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}

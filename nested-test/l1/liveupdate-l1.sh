@@ -1,0 +1,205 @@
+#!/bin/bash
+# Inside L1, in a boot of its own with a disk (make test's step
+# test-liveupdate): L2 guests carried over a kexec of L1 by dmem-liveupdate.
+#
+#   stage 1  libvirt, the hook and the wrapper as make install puts them; the
+#            disk (/dev/vda) holds the guests' device state.  An L2 on dmem
+#            2M (2 x 256 MiB) and one on 1G (2 x 1 GiB) run the agent in
+#            --carry mode: a pattern in most of their memory, checked every
+#            2 s.  A running domain without dmem makes dmem-liveupdate
+#            refuse, one line, nothing touched.  Then dmem-liveupdate saves
+#            both without their RAM, persists the mounts, loads this
+#            bzImage and executes it
+#   stage 2  the images on the disk are small (no RAM in them), then
+#            dmem-liveupdate --restore: mounts recovered, both guests back in
+#            the same agent process (uptime and pass count go on, the
+#            pattern has no error).  Then the peer: a plain virsh save and
+#            restore of the 1G guest to the disk, its RAM copied out and in
+#            (x-ignore-shared must be off again), pattern still intact.  At
+#            the end the guests go and every dpage is back.
+# The downtimes of both ways are comment lines in the results, and
+# LIVEUPDATE/PLAINSAVE/LUBREAKDOWN lines that make bench turns into a table
+# (bench/run-bench.sh runs this script in a second L1 boot).
+#
+# Args (l1.args): --kernel=PATH --initrd=PATH, and from stage 1 stage=2 and
+# what the agents said last.  --list prints the checks.
+set -u
+checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kexec save-without-ram
+	setup-2 restore restore-rerun restored-2M restored-1G continuous-2M continuous-1G
+	plain-save-restore released no-leak kernel-log"
+if [ "${1:-}" = --list ]; then
+	for c in $checks; do echo "liveupdate.$c"; done
+	exit 0
+fi
+TOP=${TOP:?TOP is not set}
+export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
+# shellcheck source=nested-test/l1/l2-lib.sh
+. "$TOP/nested-test/l1/l2-lib.sh"
+result_area liveupdate
+l1_channel
+KERNEL=$BUILD/bzImage INITRD=$BUILD/guest/initramfs.cpio.gz stage=1
+declare -A last=()
+for a in "$@"; do
+	case $a in
+	--kernel=*) KERNEL=${a#*=} ;;
+	--initrd=*) INITRD=${a#*=} ;;
+	stage=*) stage=${a#*=} ;;
+	last.*=*) k=${a#last.} && last[${k%%=*}]=${a#*=} ;;
+	esac
+done
+LU=$PREFIX/sbin/dmem-liveupdate
+STATE=/var/lib/dmemfs-host
+SAVE=$STATE/liveupdate
+U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
+# ok NAME WHY RC: the verdict of a condition whose status is RC
+ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
+done_l1() { acc_stop_all > /dev/null 2>&1; res "L1-DONE"; exit 0; }
+not_run() { fail_from "$1" "$why" $checks; done_l1; } # every check from $1 on fails
+# the last whole L2-CARRY-CHECK line of a guest
+carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
+# wait_pass NAME MIN_PASS TIMEOUT: a check line with pass > MIN_PASS
+wait_pass() {
+	local end=$((SECONDS + $3)) l
+	while [ $SECONDS -lt $end ]; do
+		l=$(carry_line "$1")
+		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
+		sleep 1
+	done
+	return 1
+}
+# acc_setup without mounting dmemfs: stage 2's mounts come from the tables
+setup_no_mount() {
+	acc_install && acc_libvirt_config && acc_libvirtd_start
+}
+
+case $stage in
+1)
+	acc_setup
+	r=$?
+	ok setup-1 "libvirt setup: $ACC_STEP failed" $r || { why="setup failed"; not_run disk; }
+	mkfs.ext4 -q -F /dev/vda > /tmp/mkfs.log 2>&1 && mkdir -p "$STATE" && mount /dev/vda "$STATE"
+	r=$?
+	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
+		{ why="no disk"; not_run l2-2M-ready; }
+	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
+		read -r name uuid mib ps <<< "$d"
+		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
+		virsh define "/tmp/$name.xml" > /dev/null 2>&1
+		virsh start "$name" > "/tmp/$name.err" 2>&1 || echo "virsh start $name: $(tr -s '\n' ' ' < "/tmp/$name.err")"
+	done
+	for d in "lu-2m 2M" "lu-1g 1G"; do
+		read -r name ps <<< "$d"
+		l=$(wait_pass "$name" 0 300)
+		dmesg > /tmp/dmesg.txt
+		# a fresh L2 only under the one retry rule (l1-common.sh)
+		if [ -z "$l" ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
+			skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
+			virsh destroy "$name" > /dev/null 2>&1
+			virsh start "$name" > "/tmp/$name.err" 2>&1
+			l=$(wait_pass "$name" 0 300)
+		fi
+		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
+		r=$?
+		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"); $(qemu_diag "$name"); QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400))" $r
+	done
+	# a running domain that has no dmem: refused, nothing touched
+	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
+		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
+			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
+	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
+	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
+	rc=$?
+	marks=$(ls "$M2/$U2/.carried" "$M1G/$U1G/.carried" 2> /dev/null)
+	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
+	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
+		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]
+	r=$?
+	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states" $r
+	virsh destroy lu-plain > /dev/null 2>&1
+	virsh undefine lu-plain > /dev/null 2>&1
+	# the last word of each guest before it stops
+	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
+	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
+	# dmem-liveupdate kexecs this L1: only a failure comes back here.  The
+	# next kernel boots as this one did.  (Not tsc=reliable: TCG's vCPU
+	# TSCs are not synchronized, and a kernel told to trust them anyway
+	# lost the L2s' timer interrupts: restored guests halted for good.)
+	"$LU" --kernel "$KERNEL" --initrd "$INITRD" \
+		--append "l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=2,$args"
+	why="dmem-liveupdate came back (exit $?) instead of executing the kernel"
+	not_run kexec
+	;;
+2)
+	mark=0
+	start_ms=$(date +%s%3N) up=$(cut -d' ' -f1 /proc/uptime)
+	# the guests' device state is on the disk: without it nothing can come back
+	setup_no_mount && mkdir -p "$STATE" && mount /dev/vda "$STATE" 2> /tmp/state-mount.err
+	r=$?
+	ok setup-2 "libvirt setup or the state disk failed ($ACC_STEP; $(tr '\n' ' ' < /tmp/state-mount.err))" $r ||
+		{ why="setup failed"; not_run restore; }
+	setup_ms=$(date +%s%3N)
+	pass kexec "L1 came back through dmem-liveupdate's kexec ($(tr ' ' '\n' < /proc/cmdline | grep -E '^dmem(fs_recover)?=' | tr '\n' ' '))"
+	sizes=$(stat -c '%s' "$SAVE/$U2.save" "$SAVE/$U1G.save" 2> /dev/null | tr '\n' ' ')
+	big=$(for z in $sizes; do [ "$z" -ge $((64 * MiB)) ] && echo "$z"; done)
+	[ -n "$sizes" ] && [ -z "$big" ]
+	r=$?
+	ok save-without-ram "images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(ls -l "$SAVE" 2>&1 | tr -s '\n ' ' ')" $r
+	loaded_ms=$(sed -n 's/^loaded_at_ms=//p' "$SAVE/liveupdate.state" 2> /dev/null)
+	out=$("$LU" --restore 2>&1)
+	rc=$?
+	done_ms=$(date +%s%3N)
+	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" [ "$rc" = 0 ]
+	# every guest left the state as it came back: a rerun has nothing to do
+	out2=$("$LU" --restore 2>&1)
+	rc2=$?
+	check restore-rerun "a second --restore: rc $rc2, '$out2'; state: $(tr '\n' ' ' 2>&1 < "$SAVE/liveupdate.state")" \
+		eval '[ "$rc2" = 0 ] && [[ "$out2" == "nothing to restore"* ]] && [ ! -e "$SAVE/liveupdate.state" ]'
+	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) s (L1 kernel to userspace ${up} s, under TCG), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms))) s"
+	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms)))"
+	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
+		read -r name ps k mib <<< "$d"
+		check "restored-$ps" "domain '$(domstate "$name")'" [ "$(domstate "$name")" = running ]
+		l=$(wait_pass "$name" "${last[pass$k]:-0}" 300)
+		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
+		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] &&
+			awk -v a="$(agent_field "$l" uptime_s)" -v b="${last[up$k]:-1e9}" 'BEGIN { exit !(a > b) }'
+		r=$?
+		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $r
+		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
+		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
+	done
+	# the peer: the same guests through a plain save and restore, RAM copied
+	bad=
+	for d in "lu-2m 512" "lu-1g 2048"; do
+		read -r name mib <<< "$d"
+		l0=$(carry_line "$name") kib=
+		[ -n "$l0" ] && kib=$(agent_field "$l0" kib)
+		if [ "$(domstate "$name")" != running ] || [ -z "$kib" ]; then
+			bad+="$name: not running ('$(domstate "$name")'), no plain save; "
+			continue
+		fi
+		t0=$(now_ms)
+		virsh save "$name" "$STATE/plain.save" > /tmp/plain.err 2>&1
+		t1=$(now_ms)
+		size=$(stat -c %s "$STATE/plain.save" 2> /dev/null || echo 0)
+		virsh restore "$STATE/plain.save" >> /tmp/plain.err 2>&1
+		t2=$(now_ms)
+		l=$(wait_pass "$name" "$(agent_field "$l0" pass)" 300)
+		t3=$(now_ms)
+		rm -f "$STATE/plain.save"
+		# the image holds the pattern's memory: x-ignore-shared is off again
+		[ "$size" -ge $((kib * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
+			bad+="$name: image $size bytes for $kib KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err) (domain '$(domstate "$name")', last serial '$(last_serial "$name")', $(qemu_diag "$name"), QEMU log: $(grep -v '^\s*$' "$SERIAL_DIR/$name.log" 2> /dev/null | tail -3 | cut -c1-200 | tr '\n' ' ')); "
+		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s), the agent's next check $(ms_to_s $((t3 - t2))) s after"
+		res "PLAINSAVE size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
+	done
+	check plain-save-restore "$bad" [ -z "$bad" ]
+	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
+	left=$(find "$M2" "$M1G" -mindepth 1 2> /dev/null | tr '\n' ' ')
+	check released "files left after destroy: '$left'" [ -z "${left// /}" ]
+	check no-leak "pool used $(pool_sum used) bytes after both guests went" [ "$(pool_sum used)" -eq 0 ]
+	bad=$(kernel_splats "$mark")
+	check kernel-log "$bad" [ -z "$bad" ]
+	done_l1
+	;;
+esac
