@@ -11,7 +11,7 @@
 
 #include "dmemfs-host.h"
 
-#define CAP_MAX_NODES 64
+#define CAP_MAX_NODES 64 /* nodes a host model holds; their ids go up to DMEM_MAX_NODES - 1 */
 #define CAP_MAX_CELLS 64
 
 #define CAP_KIB (UINT64_C(1) << 10)
