@@ -43,7 +43,7 @@ rm -f "$disk"
 	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"
 	echo "META host_seconds=$((SECONDS - t0))"
 	tr -d '\r' < "$raw" 2> /dev/null
-	tr -d '\r' < "$out/run-lu/l1/test-results.log" 2> /dev/null | grep -E '^(LIVEUPDATE|PLAINSAVE|LUBREAKDOWN) '
+	tr -d '\r' < "$out/run-lu/l1/test-results.log" 2> /dev/null | grep -E '^(LIVEUPDATE|PLAINKEXEC|LUBREAKDOWN) '
 } > "$out/raw.txt"
 if ! grep -q '^BENCH ' "$out/raw.txt"; then
 	echo "[bench] no benchmark results came back; see $out/run/l1/test-console.log" >&2

@@ -13,20 +13,26 @@
 #   stage 2  the images on the disk are small (no RAM in them), then
 #            dmem-liveupdate --restore: mounts recovered, both guests back in
 #            the same agent process (uptime and pass count go on, the
-#            pattern has no error).  Then the peer: a plain virsh save and
-#            restore of the 1G guest to the disk, its RAM copied out and in
-#            (x-ignore-shared must be off again), pattern still intact.  At
-#            the end the guests go and every dpage is back.
-# The downtimes of both ways are comment lines in the results, and
-# LIVEUPDATE/PLAINSAVE/LUBREAKDOWN lines that make bench turns into a table
-# (bench/run-bench.sh runs this script in a second L1 boot).
+#            pattern has no error).  Then the peer, a host kernel update
+#            without dmem's help, on equal terms: both guests saved at once
+#            with virsh save, their RAM copied to the disk (x-ignore-shared
+#            must be off again), and the same kernel loaded below the dmem
+#            ranges and executed, with no table to recover
+#   stage 3  virsh restore of both at once, their RAM copied back into new
+#            dmemfs files; the pattern is intact.  At the end the guests go
+#            and every dpage is back.
+# The downtimes of both ways, each from the guest stopping to the guest
+# running again on the next kernel, are comment lines in the results, and
+# LIVEUPDATE/PLAINKEXEC/LUBREAKDOWN lines that make bench turns into a
+# table (bench/run-bench.sh runs this script in a second L1 boot).
 #
 # Args (l1.args): --kernel=PATH --initrd=PATH, and from stage 1 stage=2 and
 # what the agents said last.  --list prints the checks.
 set -u
 checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kexec save-without-ram
 	setup-2 restore restore-rerun restored-2M restored-1G continuous-2M continuous-1G
-	plain-save-restore released no-leak kernel-log"
+	kernel-log plain-save plain-kexec setup-3 plain-restored-2M plain-restored-1G
+	released no-leak kernel-log-3"
 if [ "${1:-}" = --list ]; then
 	for c in $checks; do echo "liveupdate.$c"; done
 	exit 0
@@ -38,13 +44,14 @@ export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 result_area liveupdate
 l1_channel
 KERNEL=$BUILD/bzImage INITRD=$BUILD/guest/initramfs.cpio.gz stage=1
-declare -A last=()
+declare -A last=() plain=()
 for a in "$@"; do
 	case $a in
 	--kernel=*) KERNEL=${a#*=} ;;
 	--initrd=*) INITRD=${a#*=} ;;
 	stage=*) stage=${a#*=} ;;
 	last.*=*) k=${a#last.} && last[${k%%=*}]=${a#*=} ;;
+	plain.*=*) k=${a#plain.} && plain[${k%%=*}]=${a#*=} ;;
 	esac
 done
 LU=$PREFIX/sbin/dmem-liveupdate
@@ -168,38 +175,79 @@ case $stage in
 		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
 		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
 	done
-	# the peer: the same guests through a plain save and restore, RAM copied
-	bad=
-	for d in "lu-2m 512" "lu-1g 2048"; do
-		read -r name mib <<< "$d"
-		l0=$(carry_line "$name") kib=
-		[ -n "$l0" ] && kib=$(agent_field "$l0" kib)
-		if [ "$(domstate "$name")" != running ] || [ -z "$kib" ]; then
-			bad+="$name: not running ('$(domstate "$name")'), no plain save; "
-			continue
-		fi
-		t0=$(now_ms)
-		virsh save "$name" "$STATE/plain.save" > /tmp/plain.err 2>&1
-		t1=$(now_ms)
-		size=$(stat -c %s "$STATE/plain.save" 2> /dev/null || echo 0)
-		virsh restore "$STATE/plain.save" >> /tmp/plain.err 2>&1
-		t2=$(now_ms)
-		l=$(wait_pass "$name" "$(agent_field "$l0" pass)" 300)
-		t3=$(now_ms)
-		rm -f "$STATE/plain.save"
-		# the image holds the pattern's memory: x-ignore-shared is off again
-		[ "$size" -ge $((kib * 1024)) ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] ||
-			bad+="$name: image $size bytes for $kib KiB of pattern, after: '$l' $(tr -s '\n' ' ' < /tmp/plain.err) (domain '$(domstate "$name")', last serial '$(last_serial "$name")', $(qemu_diag "$name"), QEMU log: $(grep -v '^\s*$' "$SERIAL_DIR/$name.log" 2> /dev/null | tail -3 | cut -c1-200 | tr '\n' ' ')); "
-		res "# plain virsh save + restore of $name ($mib MiB, image $((size / MiB)) MiB on the disk): downtime $(ms_to_s $((t2 - t0))) s (save $(ms_to_s $((t1 - t0))) s, restore $(ms_to_s $((t2 - t1))) s), the agent's next check $(ms_to_s $((t3 - t2))) s after"
-		res "PLAINSAVE size_mib=$mib downtime_s=$(ms_to_s $((t2 - t0))) save_s=$(ms_to_s $((t1 - t0))) restore_s=$(ms_to_s $((t2 - t1))) image_mib=$((size / MiB))"
-	done
-	check plain-save-restore "$bad" [ -z "$bad" ]
-	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
-	left=$(find "$M2" "$M1G" -mindepth 1 2> /dev/null | tr '\n' ' ')
-	check released "files left after destroy: '$left'" [ -z "${left// /}" ]
-	check no-leak "pool used $(pool_sum used) bytes after both guests went" [ "$(pool_sum used)" -eq 0 ]
 	bad=$(kernel_splats "$mark")
 	check kernel-log "$bad" [ -z "$bad" ]
+
+	# ---- the peer on equal terms: both guests saved at once with their
+	# RAM, the same kexec, both restored at once on the next kernel
+	bad= pargs=
+	for d in "lu-2m 2m" "lu-1g 1g"; do
+		read -r name k <<< "$d"
+		l0=$(carry_line "$name")
+		[ "$(domstate "$name")" = running ] && [ -n "$l0" ] ||
+			bad+="$name: not running ('$(domstate "$name")'); "
+		pargs+=",plain.kib$k=$(agent_field "$l0" kib),plain.pass$k=$(agent_field "$l0" pass)"
+	done
+	[ -z "$bad" ] || { fail plain-save "$bad"; why="no plain save"; not_run plain-kexec; }
+	t0=$(date +%s%3N)
+	for name in lu-2m lu-1g; do
+		(virsh save "$name" "$STATE/$name.plain" > "/tmp/$name.plain.err" 2>&1
+		 echo "$? $(date +%s%3N)" > "/tmp/$name.plain.done") &
+	done
+	wait
+	for d in "lu-2m 2m" "lu-1g 1g"; do
+		read -r name k <<< "$d"
+		read -r rc t1 < "/tmp/$name.plain.done"
+		size=$(stat -c %s "$STATE/$name.plain" 2> /dev/null || echo 0)
+		kib=$(sed -n "s/.*plain.kib$k=\([0-9]*\).*/\1/p" <<< "$pargs")
+		# the image holds the pattern's memory: x-ignore-shared is off again
+		[ "$rc" = 0 ] && [ "$size" -ge $((${kib:-1} * 1024)) ] ||
+			bad+="$name: rc $rc, image $size bytes for ${kib:-?} KiB of pattern: $(tr -s '\n' ' ' < "/tmp/$name.plain.err"); "
+		pargs+=",plain.save$k=$((t1 - t0)),plain.img$k=$((size / MiB))"
+	done
+	[ -z "$bad" ]
+	ok plain-save "$bad" $? || { why="plain save failed"; not_run plain-kexec; }
+	# below every dmem range, as dmem-liveupdate loads it
+	lowest=$(while read -r _ base _; do echo $((base)); done < /sys/kernel/mm/dmem/ranges | sort -n | head -1)
+	cmdline=$(tr ' ' '\n' < /proc/cmdline | grep -v -e '^dmemfs_recover=' -e '^l1\.args=' \
+		-e '^BOOT_IMAGE=' -e '^initrd=' -e '^$' | tr '\n' ' ')
+	sync
+	kexec -l "$KERNEL" --initrd="$INITRD" --mem-max=$((lowest - 1)) \
+		--command-line="${cmdline}l1.args=--kernel=$KERNEL,--initrd=$INITRD,stage=3,plain.t0=$t0$pargs" \
+		> /tmp/kexec-plain.err 2>&1 || { why="kexec -l: $(tr '\n' ' ' < /tmp/kexec-plain.err)"; not_run plain-kexec; }
+	date +%s%3N > "$STATE/plain.kexec_ms"
+	sync
+	kexec -e
+	why="kexec -e of the plain update returned"
+	not_run plain-kexec
+	;;
+3)
+	mark=0
+	start_ms=$(date +%s%3N)
+	acc_setup && mkdir -p "$STATE" && mount /dev/vda "$STATE" 2> /tmp/state-mount.err
+	r=$?
+	kexec_ms=$(cat "$STATE/plain.kexec_ms" 2> /dev/null)
+	pass plain-kexec "L1 came back through the plain update's kexec in $(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) s (no dmemfs_recover=: $(tr ' ' '\n' < /proc/cmdline | grep -c '^dmemfs_recover='))"
+	ok setup-3 "libvirt setup or the state disk failed ($ACC_STEP; $(tr '\n' ' ' < /tmp/state-mount.err))" $r ||
+		{ why="setup failed"; not_run plain-restored-2M; }
+	setup_ms=$(date +%s%3N)
+	for name in lu-2m lu-1g; do
+		(virsh restore "$STATE/$name.plain" > "/tmp/$name.restore.err" 2>&1
+		 echo "$? $(date +%s%3N)" > "/tmp/$name.restore.done") &
+	done
+	wait
+	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
+		read -r name ps k mib <<< "$d"
+		read -r rc t2 < "/tmp/$name.restore.done"
+		l=$(wait_pass "$name" "${plain[pass$k]:-0}" 300)
+		[ "$rc" = 0 ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
+		r=$?
+		ok "plain-restored-$ps" "rc $rc: $(tr -s '\n' ' ' < "/tmp/$name.restore.err"), after: '$l' (domain '$(domstate "$name")', last serial '$(last_serial "$name")', $(qemu_diag "$name"), QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-300))" $r
+		save=${plain[save$k]:-0} down=$((t2 - ${plain[t0]:-$t2}))
+		res "# plain host kernel update of $name ($mib MiB, image ${plain[img$k]:-?} MiB on the disk): downtime $(ms_to_s "$down") s (save $(ms_to_s "$save") s, kexec to the test script $(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) s, setup $(ms_to_s $((setup_ms - start_ms))) s, restore $(ms_to_s $((t2 - setup_ms))) s)"
+		res "PLAINKEXEC size_mib=$mib downtime_s=$(ms_to_s "$down") save_s=$(ms_to_s "$save") kexec_s=$(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_s=$(ms_to_s $((t2 - setup_ms))) image_mib=${plain[img$k]:-0}"
+	done
+	rm -f "$STATE"/*.plain "$STATE/plain.kexec_ms"
 	done_l1
 	;;
 esac
