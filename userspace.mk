@@ -88,7 +88,8 @@ $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US
 unit: userspace $(US_TEST_BINS)
 	@rc=0; for t in $(US_TEST_BINS); do \
 	  echo "== $$(basename $$t)"; $$t || rc=1; done; \
-	echo "== test-l1-common.sh"; $(TOP)/nested-test/host/test-l1-common.sh | tee /dev/stderr | grep -q '^FAIL' && rc=1; \
+	echo "== test-l1-common.sh"; out=$$($(TOP)/nested-test/host/test-l1-common.sh) || rc=1; \
+	printf '%s\n' "$$out"; printf '%s\n' "$$out" | grep -q '^FAIL' && rc=1; \
 	if [ $$rc = 0 ]; then echo "unit: all tests passed"; else echo "unit: FAILURES"; fi; exit $$rc
 
 # One PASS:/FAIL: line per test case; never stops make.

@@ -65,8 +65,10 @@ static int cmd_plan(int argc, char **argv)
 			e ? e->message : "unexpected argument");
 		return 2;
 	}
-	if (pagesize && !dmem_pagesize_parse(pagesize, &opts.pagesize))
-		return die(NULL, "--pagesize must be 4K, 2M or 1G");
+	if (pagesize && !dmem_pagesize_parse(pagesize, &opts.pagesize)) {
+		fprintf(stderr, "dmemfs-hook: --pagesize must be 4K, 2M or 1G\n");
+		return 2;
+	}
 	plan = read_plan(&opts, &e);
 	if (!plan)
 		return die(NULL, e->message);
@@ -106,11 +108,15 @@ int main(int argc, char **argv)
 	const char *op, *sub;
 	gboolean prepare, release, reconnect;
 
-	if (argc >= 2 && !strcmp(argv[1], "--plan"))
+	/*
+	 * libvirt calls with four words, the second an operation: a domain
+	 * named "--plan" is still hooked; --plan's own words are options.
+	 */
+	if (argc >= 2 && !strcmp(argv[1], "--plan") && (argc != 5 || g_str_has_prefix(argv[2], "--")))
 		return cmd_plan(argc, argv);
-	if (argc != 5 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: dmemfs-hook <domain> <op> <subop> <extra> < domain.xml\n"
-				"       dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
+	if (argc != 5) {
+		fprintf(stderr, "usage: dmemfs-hook DOMAIN OP SUBOP EXTRA < domain.xml, or "
+				"dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
 		return 2;
 	}
 	umask(077);

@@ -92,21 +92,28 @@ static const char *virt_error(void)
  * an abort, would each rewrite the state under the other.  The lock is
  * held until exit (a kexec ends it too).
  */
+/*
+ * One dmem-liveupdate at a time: a lock in /run, where only root may
+ * create files (not /run/lock, 1777, where any user could take the name
+ * first and block every host update).  Nothing in the state directory is
+ * touched before the checks pass.
+ */
+#define LOCK_PATH "/run/dmem-liveupdate.lock"
 static gboolean lock_state(GError **error)
 {
-	const char *path = g_file_test("/run/lock", G_FILE_TEST_IS_DIR) ?
-				   "/run/lock/dmem-liveupdate.lock" :
-				   "/run/dmem-liveupdate.lock";
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int fd = open(LOCK_PATH, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
 
-	if (fd < 0) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", path,
-			    g_strerror(errno));
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != 0 || !S_ISREG(st.st_mode)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", LOCK_PATH,
+			    fd < 0 ? g_strerror(errno) : "not root's regular file");
+		if (fd >= 0)
+			close(fd);
 		return FALSE;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "%s: another dmem-liveupdate is running", path);
+			    "%s: another dmem-liveupdate is running", LOCK_PATH);
 		close(fd);
 		return FALSE;
 	}
@@ -170,17 +177,35 @@ static void carried_free(gpointer p)
 	g_free(c);
 }
 
-/* One guest's device state out, its RAM left in dmem (a thread each). */
+/*
+ * One guest's device state out, its RAM left in dmem: a thread each, on a
+ * connection of its own (libvirtd serves only a few calls of one client
+ * at a time, and a queued save would pause its guest later than the rest).
+ */
 static gpointer save_one(gpointer data)
 {
 	Carried *c = data;
+	virConnectPtr conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+	virDomainPtr dom = conn ? virDomainLookupByUUIDString(conn, c->uuid) : NULL;
 
 	c->stopped = now_ms();
-	if (virDomainSave(c->dom, c->save) < 0)
+	if (!dom)
 		c->error = g_strdup(virt_error());
-	else
+	else if (virDomainSave(dom, c->save) == 0)
 		c->saved = TRUE;
+	/*
+	 * An error that came after libvirtd saved and stopped it anyway (a
+	 * dropped connection): the image is its state, restore it as saved.
+	 */
+	else if (virDomainIsActive(c->dom) == 0 && g_file_test(c->save, G_FILE_TEST_IS_REGULAR))
+		c->saved = TRUE;
+	else
+		c->error = g_strdup(virt_error());
 	c->saved_at = now_ms();
+	if (dom)
+		virDomainFree(dom);
+	if (conn)
+		virConnectClose(conn);
 	return NULL;
 }
 
@@ -334,6 +359,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	DomainEnv env = { .cfg = cfg };
 	DmemMountIter it = { 0 };
 	int n, refused = 0, failed = 0;
+	guint mounts = 0;
 
 	/* ---- 1. everything is checked before anything is touched */
 	state = load_state(cfg);
@@ -379,15 +405,23 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("kernel %s: not a file", opt_kernel);
 		return 1;
 	}
+	while (dmem_config_next_mount(cfg, &it))
+		mounts += is_dmemfs(it.path);
+	it = (DmemMountIter){ 0 };
 	if (!g_file_get_contents(RANGES, &ranges, NULL, &e) ||
 	    !g_file_get_contents("/proc/cmdline", &cur_cmdline, NULL, &e) ||
-	    !kexec_ranges_check(ranges, &e)) {
+	    !mounts_distinct(cfg, &e)) {
 		say_error("%s", e->message);
 		return 1;
 	}
-	if (!mounts_distinct(cfg, &e)) {
-		say_error("%s", e->message);
-		return 1;
+	{
+		/* what the plan would refuse, refused before any guest stops */
+		KexecInput in = { .ranges = ranges, .cmdline = cur_cmdline, .append = opt_append };
+
+		if (!kexec_plan_check(&in, mounts, &e)) {
+			say_error("%s", e->message);
+			return 1;
+		}
 	}
 	if (g_mkdir_with_parents(dmem_carry_dir(state), 0700) < 0) {
 		say_error("%s: %s", dmem_carry_dir(state), g_strerror(errno));

@@ -22,8 +22,17 @@ typedef struct {
 	guint64 mem_max; /* kexec --mem-max: the next kernel lands below every dmem range */
 } KexecPlan;
 
-/* the ranges alone, checked before anything is touched */
-gboolean kexec_ranges_check(const char *ranges, GError **error);
+/* x86's COMMAND_LINE_SIZE, the NUL included */
+#define KEXEC_CMDLINE_MAX 2048u
+/* the lowest dmem range must leave this much below it for kexec's segments */
+#define KEXEC_ROOM_MIN (256u << 20)
+
+/*
+ * Everything kexec_plan() refuses, checked before anything is touched:
+ * @in without tables (its tables and addrs are ignored), with @mounts
+ * persisted mounts whose table words are as long as the kernel writes them.
+ */
+gboolean kexec_plan_check(const KexecInput *in, guint mounts, GError **error);
 gboolean kexec_plan(const KexecInput *in, KexecPlan *out, GError **error);
 void kexec_plan_clear(KexecPlan *p);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(KexecPlan, kexec_plan_clear)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -43,7 +44,7 @@ static gboolean resolve(const char *uuid, const char *id, gpointer data, WrapTar
 			    dmem_pagesize_name(c->cfg->default_pagesize));
 		return FALSE;
 	}
-	out->path = g_build_filename(g_ptr_array_index(c->cfg->mounts[i], 0), uuid, id, NULL);
+	out->path = dmem_domain_path(g_ptr_array_index(c->cfg->mounts[i], 0), uuid, id);
 	out->pagesize = c->cfg->default_pagesize;
 	return TRUE;
 }
@@ -69,46 +70,59 @@ static gboolean same_file(const char *a, const char *b)
  * The QMP side of wrap_add_monitor(): a grandchild writes the commands
  * into one end of a socket pair before QEMU runs its main loop and reads
  * the replies.  If QEMU refuses them or never answers, the grandchild
- * says why on stderr (the domain's log) and kills QEMU: libvirt's restore
- * then fails with that line in its error, rather than the guest coming
- * back without its RAM.  Returns QEMU's end, or -1.
+ * says why on stderr (the domain's log) and kills QEMU through a pidfd
+ * taken before the exec (never a pid number another QEMU may have by
+ * then): libvirt's restore then fails with that line in its error, rather
+ * than the guest coming back without its RAM.  A QEMU that closed the
+ * monitor is gone already.  Returns QEMU's end, or -1.
  */
-static int carry_monitor(const char *qemu_binary)
+static int carry_monitor(void)
 {
 	g_autofree char *caps = dmem_qmp_ignore_shared(TRUE);
 	const char *cmds[] = { "{\"execute\":\"qmp_capabilities\"}", caps, NULL };
-	pid_t qemu = getpid(); /* this process becomes QEMU at the exec */
+	int qemu = pidfd_open(getpid(), 0); /* this process becomes QEMU at the exec */
 	int sv[2];
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+	if (qemu < 0)
 		return -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		close(qemu);
+		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
+		close(qemu);
 		return -1;
 	}
 	if (pid == 0) {
 		g_autoptr(GError) e = NULL;
 		gint64 deadline = g_get_monotonic_time() + QMP_DEADLINE_S * G_USEC_PER_SEC;
+		int sock, pidfd;
 
-		close(sv[1]);
 		if (fork() != 0)
 			_exit(0); /* the grandchild goes on, reparented: QEMU never waits */
-		if (!qmp_execute(sv[0], cmds, deadline, &e)) {
-			g_autofree char *exe = g_strdup_printf("/proc/%d/exe", (int)qemu);
+		/* only its socket, the pidfd and stderr: not QEMU's tap, vhost or log fds */
+		sock = fcntl(sv[0], F_DUPFD_CLOEXEC, 16);
+		pidfd = fcntl(qemu, F_DUPFD_CLOEXEC, 16);
+		if (sock < 0 || pidfd < 0 || dup2(sock, 3) < 0 || dup2(pidfd, 4) < 0 ||
+		    close_range(5, ~0U, 0) < 0)
+			_exit(1);
+		if (!qmp_execute(3, cmds, deadline, &e)) {
+			gboolean gone = g_error_matches(e, QMP_ERROR, QMP_ERROR_CLOSED);
 
-			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared could not be set (%s): "
-					"stopping QEMU, the carried domain's files stay for "
-					"another dmem-liveupdate --restore\n", e->message);
-			/* QEMU's, not a pid reused after a failed exec */
-			if (same_file(qemu_binary, exe))
-				kill(qemu, SIGKILL);
+			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared could not be set (%s)%s; "
+					"the carried domain's files stay for another dmem-liveupdate "
+					"--restore\n", e->message, gone ? "" : ": stopping QEMU");
+			if (!gone)
+				pidfd_send_signal(4, SIGKILL, NULL, 0);
 		}
 		_exit(0);
 	}
 	close(sv[0]);
+	close(qemu);
 	waitpid(pid, NULL, 0);
 	/* QEMU's end crosses the exec */
 	if (fcntl(sv[1], F_SETFD, 0) < 0) {
@@ -137,7 +151,7 @@ int main(int argc, char **argv)
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
 	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
-		int fd = carry_monitor(cfg->qemu_binary);
+		int fd = carry_monitor();
 
 		if (fd < 0)
 			return fail("x-ignore-shared: no monitor for the restore of a carried domain");

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dmemfs-host.h"
+G_DEFINE_QUARK(qmp-error-quark, qmp_error)
 
 /* a whole QMP message is far below this; more without a newline is not QMP */
 #define QMP_MAX_LINE (1u << 20)
@@ -21,7 +21,7 @@ static gboolean write_all(int fd, const char *s, gsize len, GError **error)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "QMP: write: %s",
+			g_set_error(error, QMP_ERROR, QMP_ERROR_IO, "QMP: write: %s",
 				    g_strerror(n < 0 ? errno : EPIPE));
 			return FALSE;
 		}
@@ -35,11 +35,12 @@ static gboolean write_all(int fd, const char *s, gsize len, GError **error)
 static int message(const char *line, GError **error)
 {
 	g_autoptr(JsonParser) p = json_parser_new();
-	JsonObject *o, *err;
+	JsonObject *o, *err = NULL;
+	JsonNode *e;
 
 	if (!json_parser_load_from_data(p, line, -1, NULL) || !json_parser_get_root(p) ||
 	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p))) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "QMP: not a JSON object: %.80s",
+		g_set_error(error, QMP_ERROR, QMP_ERROR_PROTOCOL, "QMP: not a JSON object: %.80s",
 			    line);
 		return -1;
 	}
@@ -48,14 +49,16 @@ static int message(const char *line, GError **error)
 		return 1;
 	if (json_object_has_member(o, "QMP") || json_object_has_member(o, "event"))
 		return 0;
-	err = json_object_has_member(o, "error") ? json_object_get_object_member(o, "error") : NULL;
+	e = json_object_get_member(o, "error");
+	if (e && JSON_NODE_HOLDS_OBJECT(e))
+		err = json_node_get_object(e);
 	if (err) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "QMP: %s: %s",
+		g_set_error(error, QMP_ERROR, QMP_ERROR_REFUSED, "QMP: %s: %s",
 			    json_object_get_string_member_with_default(err, "class", "error"),
 			    json_object_get_string_member_with_default(err, "desc", "(no desc)"));
 		return -1;
 	}
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "QMP: neither return nor error: %.80s",
+	g_set_error(error, QMP_ERROR, QMP_ERROR_PROTOCOL, "QMP: neither return nor error: %.80s",
 		    line);
 	return -1;
 }
@@ -78,8 +81,16 @@ gboolean qmp_execute(int fd, const char *const *cmds, gint64 deadline, GError **
 		ssize_t n;
 		char *nl;
 
-		if (left <= 0 || poll(&pfd, 1, (int)MIN(left / 1000 + 1, G_MAXINT)) == 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		int ready = left > 0 ? poll(&pfd, 1, (int)MIN(left / 1000 + 1, G_MAXINT)) : 0;
+
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0) {
+			g_set_error(error, QMP_ERROR, QMP_ERROR_IO, "QMP: poll: %s", g_strerror(errno));
+			return FALSE;
+		}
+		if (ready == 0) {
+			g_set_error(error, QMP_ERROR, QMP_ERROR_TIMEOUT,
 				    "QMP: no reply from QEMU in time (%u outstanding)", want);
 			return FALSE;
 		}
@@ -87,7 +98,7 @@ gboolean qmp_execute(int fd, const char *const *cmds, gint64 deadline, GError **
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "QMP: %s",
+			g_set_error(error, QMP_ERROR, n ? QMP_ERROR_IO : QMP_ERROR_CLOSED, "QMP: %s",
 				    n ? g_strerror(errno) : "QEMU closed the monitor");
 			return FALSE;
 		}
@@ -105,7 +116,7 @@ gboolean qmp_execute(int fd, const char *const *cmds, gint64 deadline, GError **
 			want -= (guint)r;
 		}
 		if (buf->len > QMP_MAX_LINE) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			g_set_error(error, QMP_ERROR, QMP_ERROR_PROTOCOL,
 				    "QMP: a message longer than %u bytes", QMP_MAX_LINE);
 			return FALSE;
 		}

@@ -377,7 +377,12 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		if (!strcmp(name, "mem-path"))
 			return legacy("-mem-path", error);
 		if (!strcmp(name, "uuid")) {
-			g_free(uuid);
+			/* libvirt passes one: two could point QEMU at another domain's files */
+			if (uuid) {
+				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+					    "a second -uuid '%s': one domain, one UUID", val);
+				return FALSE;
+			}
 			uuid = dmem_uuid_normalize(val);
 			if (!uuid) {
 				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "invalid -uuid '%s'", val);

@@ -227,6 +227,7 @@ static int run_fleet(const opts *o)
 		host_options(&h->host, o);
 		if (!cap_host_from_libvirt(&h->host, &h->remote, &e)) {
 			h->error = g_strdup(e->message);
+			g_strdelimit(e->message, "\r\n", ' '); /* one line, whatever the daemon said */
 			fprintf(stderr, "dmem-capacity: error: %s\n", e->message);
 			failed++;
 			continue;

@@ -114,12 +114,18 @@ gboolean dmem_domain_set_mark(const DmemConfig *cfg, const char *uuid, gboolean 
 	while (dmem_config_next_mount(cfg, &it)) {
 		int mfd = open(it.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		int dfd = mfd < 0 ? -1 : dmem_domain_dir_open(mfd, uuid, O_RDONLY);
-		int fd = -1;
+		int err = errno, fd = -1;
 
 		if (mfd >= 0)
 			close(mfd);
-		if (dfd < 0)
-			continue; /* no directory of this domain on that mount */
+		/* no such mount, or no directory of this domain on it: nothing to mark */
+		if (dfd < 0 && err == ENOENT)
+			continue;
+		if (dfd < 0) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s/%s: %s", it.path, uuid,
+				    g_strerror(err));
+			return FALSE;
+		}
 		if (!on) {
 			unlinkat(dfd, DMEM_CARRIED_MARK, 0);
 			close(dfd);

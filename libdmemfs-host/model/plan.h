@@ -27,7 +27,8 @@ typedef struct {
 	gboolean opted_in;     /* has our <metadata> element */
 	guint64 pagesize;      /* 0 until known; backends may have their own */
 	char *mount;           /* metadata mount=, or NULL */
-	guint hostdevs;        /* <hostdev> devices (VFIO): their DMA maps pin the memory */
+	guint hostdevs;        /* <hostdev>s and <interface type='hostdev'>s: VFIO, whose DMA
+				* maps pin the memory */
 	GPtrArray *backends;   /* PlanBackend */
 } DomainPlan;
 

@@ -589,16 +589,21 @@ static void test_set_mark(void)
 	g_autofree char *m4 = g_build_filename(d4, DMEM_CARRIED_MARK, NULL);
 	g_autofree char *elsewhere = g_build_filename(t->dir, "elsewhere", NULL);
 	g_autofree char *m1 = g_build_filename(elsewhere, DMEM_CARRIED_MARK, NULL);
+	g_autoptr(GError) e = NULL;
 
 	g_assert_cmpint(g_mkdir(d4, 0700), ==, 0);
-	g_assert_cmpint(g_mkdir(elsewhere, 0700), ==, 0);
-	g_assert_cmpint(symlink(elsewhere, d1), ==, 0); /* never through a symlink */
 	g_assert_true(dmem_domain_set_mark(t->cfg, u, TRUE, NULL));
 	g_assert_true(g_file_test(m4, G_FILE_TEST_IS_REGULAR));
-	g_assert_false(g_file_test(m1, G_FILE_TEST_EXISTS));
 	g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0); /* no directory: nothing */
 	g_assert_true(dmem_domain_set_mark(t->cfg, u, FALSE, NULL));
 	g_assert_false(g_file_test(m4, G_FILE_TEST_EXISTS));
+	/* a symlink where the domain's directory should be: an error, never followed */
+	g_assert_cmpint(g_mkdir(elsewhere, 0700), ==, 0);
+	g_assert_cmpint(symlink(elsewhere, d1), ==, 0);
+	g_assert_false(dmem_domain_set_mark(t->cfg, u, TRUE, &e));
+	g_assert_nonnull(e);
+	g_assert_nonnull(strstr(e->message, u));
+	g_assert_false(g_file_test(m1, G_FILE_TEST_EXISTS));
 }
 
 int main(int argc, char **argv)

@@ -244,14 +244,15 @@ static void test_plan_hostdevs(void)
 {
 	static const char xml[] =
 		"<domain><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid><devices>"
-		"<hostdev mode='subsystem' type='pci'/><disk/><hostdev/></devices>"
+		"<hostdev mode='subsystem' type='pci'/><disk/><hostdev/>"
+		"<interface type='hostdev'/><interface type='network'/></devices>"
 		"<hostdev/></domain>";
 	g_autoptr(GError) e = NULL;
 	PlanOptions o = { 0 };
 	g_autoptr(DomainPlan) p = plan_from_xml(xml, strlen(xml), &o, &e);
 
 	g_assert_no_error(e);
-	g_assert_cmpuint(p->hostdevs, ==, 2); /* only those under <devices> */
+	g_assert_cmpuint(p->hostdevs, ==, 3); /* under <devices>, SR-IOV interfaces too */
 }
 
 /*
@@ -906,12 +907,22 @@ static void test_cli_hook_ops(void)
 
 		g_assert_cmpint(test_run("dmemfs-hook", a, env, "", NULL, NULL), ==, 2);
 	}
+	/* a domain named "--plan" is hooked like any other */
+	{
+		const char *a[] = { "--plan", "release", "end", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_cmpstr(err, ==, "");
+	}
 	/* --plan's options: one line, exit 2, nothing read */
 	{
-		static const char *const bad[][3] = {
+		static const char *const bad[][4] = {
 			{ "--plan", "--frobnicate", NULL },
 			{ "--plan", "--pagesize", NULL },
 			{ "--plan", "stray", NULL },
+			{ "--plan", "--pagesize", "64K" },
 		};
 
 		for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {

@@ -22,7 +22,8 @@ for attempt in 1 2 3; do
 	rm -f "$disk"
 	accel=$(sed -n 's/^# accelerator: -accel \([a-z]*\).*/\1/p' "$RESULTS/liveupdate/nested.results" 2> /dev/null | head -1)
 	if grep -qs '^FAIL' "$RESULTS/liveupdate/nested.results" && [ "$attempt" -lt 3 ] &&
-		evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/l1/test-console.log"); then
+		evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/l1/test-console.log" \
+			"$(grep -c '^SKIP: .*retried: ' "$RESULTS/liveupdate/nested.results")"); then
 		cp "$RESULTS/liveupdate/l1/test-console.log" "$RESULTS/l1-liveupdate-attempt$attempt-console.log"
 		skips+=("SKIP: liveupdate.attempt$attempt: retried in a fresh L1: $evidence (console: l1-liveupdate-attempt$attempt-console.log)")
 		continue

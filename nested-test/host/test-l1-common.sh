@@ -61,5 +61,16 @@ for c in "kvm crash" "tcg hang" "tcg missing" "unknown crash"; do
 		out PASS "no-retry-${acc:-unknown-accel}-$f"
 	fi
 done
+# a quoted signature is no crash, and a crash already spent on a retry is not spent twice
+printf 'RESULT SKIP: x.l2-attempt1: retried: [ 9.0] BUG: TASK stack guard page was hit\nSKIP: x.y: retried: stack guard page was hit\n' > "$fake/quoted.log"
+cat "$fake/crash.log" "$fake/quoted.log" > "$fake/spent.log"
+for c in "quoted 0" "spent 1"; do
+	read -r f used <<< "$c"
+	if ev=$(retry_evidence tcg "$fake/$f.log" "$used"); then
+		out FAIL "no-retry-$f" "retried on '$ev'"
+	else
+		out PASS "no-retry-$f"
+	fi
+done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"

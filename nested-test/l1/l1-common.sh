@@ -97,13 +97,19 @@ kernel_splats() {
 #   of L1 overruns its stack (first seen in stop 18: the VFIO L2 boot, the
 #   live update's L2s)
 L1_RETRY_SIGNATURES=('stack guard page was hit')
-# retry_evidence ACCEL FILE: succeeds, printing the first line of FILE (a
-# console log, a saved dmesg) with a named signature, only when ACCEL is tcg
+# retry_evidence ACCEL FILE [USED]: succeeds, printing a line of FILE (a
+# console log, the kernel log of the failed attempt) with a named
+# signature, only when ACCEL is tcg.  Result lines (RESULT ..., SKIP: ...)
+# that quote a signature do not count, and neither do the first USED
+# crashes, already spent on earlier retries: each retry needs a crash of
+# its own.
 retry_evidence() {
 	local sig line
 	[ "$1" = tcg ] && [ -r "$2" ] || return 1
 	for sig in "${L1_RETRY_SIGNATURES[@]}"; do
-		line=$(tr -d '\r' < "$2" 2> /dev/null | grep -m1 -F -- "$sig") || continue
+		line=$(tr -d '\r' < "$2" | grep -F -- "$sig" | grep -v -e 'RESULT ' -e 'SKIP: ' |
+			sed -n "$((${3:-0} + 1))p")
+		[ -n "$line" ] || continue
 		printf '%s\n' "$line" | cut -c1-200
 		return 0
 	done

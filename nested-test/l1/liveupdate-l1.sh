@@ -88,6 +88,7 @@ case $stage in
 	r=$?
 	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
 		{ why="no disk"; not_run l2-2M-ready; }
+	dmark=$(dmesg_mark)
 	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
 		read -r name uuid mib ps <<< "$d"
 		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
@@ -97,7 +98,9 @@ case $stage in
 	for d in "lu-2m 2M" "lu-1g 1G"; do
 		read -r name ps <<< "$d"
 		l=$(wait_pass "$name" 0 300)
-		dmesg > /tmp/dmesg.txt
+		# the kernel log since this guest's wait began: a crash of its own
+		dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
+		dmark=$(dmesg_mark)
 		# a fresh L2 only under the one retry rule (l1-common.sh)
 		if [ -z "$l" ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
 			skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
@@ -248,6 +251,12 @@ case $stage in
 		res "PLAINKEXEC size_mib=$mib downtime_s=$(ms_to_s "$down") save_s=$(ms_to_s "$save") kexec_s=$(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_s=$(ms_to_s $((t2 - setup_ms))) image_mib=${plain[img$k]:-0}"
 	done
 	rm -f "$STATE"/*.plain "$STATE/plain.kexec_ms"
+	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
+	left=$(find "$M2" "$M1G" -mindepth 1 2> /dev/null | tr '\n' ' ')
+	check released "files left after destroy: '$left'" [ -z "${left// /}" ]
+	check no-leak "pool used $(pool_sum used) bytes after both guests went" [ "$(pool_sum used)" -eq 0 ]
+	bad=$(kernel_splats "$mark")
+	check kernel-log-3 "$bad" [ -z "$bad" ]
 	done_l1
 	;;
 esac

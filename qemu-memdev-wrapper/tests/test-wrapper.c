@@ -301,6 +301,8 @@ static void test_refusals(void)
 		{ { "-object", "{\"qom-type\":\"memory-backend-ram\",\"id\":\"../x\"}", "-uuid", uuid, NULL }, "unusable" },
 		{ { "-object", "memory-backend-ram,size=1G", "-uuid", uuid, NULL }, "missing or unusable" },
 		{ { "-object", obj, "-uuid", "../../etc", NULL }, "invalid -uuid" },
+		{ { "-uuid", uuid, "-object", obj, "-uuid", "11111111-2222-3333-4444-555555555555", NULL },
+		  "a second -uuid" },
 	};
 
 	for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
@@ -550,6 +552,61 @@ static void test_qmp(void)
 	qmp_case(NULL, 100, "QMP: no reply from QEMU in time (2 outstanding)");
 }
 
+/*
+ * A carried domain's QEMU that refuses x-ignore-shared is stopped, through
+ * the pidfd the wrapper took before its exec, with the reason on stderr:
+ * the fake QEMU answers an error on the carry monitor, then would sleep.
+ */
+static void test_carry_refused_stops_qemu(void)
+{
+	g_autofree char *tmp = g_dir_make_tmp("fake-qemu-XXXXXX", NULL);
+	g_autofree char *fake = g_build_filename(tmp, "qemu", NULL);
+	static const char script[] =
+		"#!/bin/bash\n"
+		"fd=$(printf '%s\\n' \"$@\" | sed -n 's/^socket,id=dmemfs-carry,fd=\\([0-9]*\\)$/\\1/p')\n"
+		"[ -n \"$fd\" ] || exit 3\n"
+		"printf '{\"QMP\": {}}\\n{\"error\": {\"class\": \"GenericError\", "
+		"\"desc\": \"refused\"}}\\n' >&\"$fd\"\n"
+		"exec sleep 30\n";
+	g_autoptr(TestTree) t = NULL;
+	const char *uuid = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autofree char *dir = NULL, *mark = NULL, *out = NULL, *err = NULL;
+	g_autoptr(GPtrArray) in = g_ptr_array_new();
+	const char *env[3] = { "DMEMFS_HOST_CONF", NULL, NULL };
+	int n, rc;
+	g_auto(GStrv) args = read_args("numa-memnode", &n);
+	gint64 t0;
+
+	g_assert_true(g_file_set_contents(fake, script, -1, NULL));
+	g_assert_cmpint(g_chmod(fake, 0755), ==, 0);
+	t = test_tree_new(fake);
+	env[1] = t->conf;
+	dir = g_build_filename(t->mounts[2], uuid, NULL);
+	mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
+	g_assert_cmpint(g_mkdir(dir, 0710), ==, 0);
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *f = g_strdup_printf("%s/ram-node%d", dir, i);
+
+		g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	}
+	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
+	for (int i = 0; args[i]; i++)
+		g_ptr_array_add(in, args[i]);
+	g_ptr_array_add(in, "-incoming");
+	g_ptr_array_add(in, "defer");
+	g_ptr_array_add(in, NULL);
+	t0 = g_get_monotonic_time();
+	/* 128: killed by a signal, long before the fake's 30 s */
+	rc = test_run("qemu-memdev-wrapper", (const char *const *)in->pdata, env, NULL, &out, &err);
+	if (rc != 128 || g_get_monotonic_time() - t0 > 20 * G_USEC_PER_SEC)
+		g_error("exit %d after %" G_GINT64_FORMAT " us, stderr '%s'", rc,
+			g_get_monotonic_time() - t0, err);
+	g_assert_nonnull(strstr(err, "x-ignore-shared could not be set (QMP: GenericError: "
+				     "refused): stopping QEMU"));
+	unlink(fake);
+	g_rmdir(tmp);
+}
+
 int main(int argc, char **argv)
 {
 	/* hugepages.xml: cell 0 and its DIMM on 1G <hugepages>, a DIMM with 1G pages */
@@ -578,5 +635,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/wrapper/cli-dry-run-and-exec", test_cli);
 	g_test_add_func("/wrapper/cli-mounts-per-backend", test_cli_mounts_per_backend);
 	g_test_add_func("/wrapper/qmp-against-a-fake-qemu", test_qmp);
+	g_test_add_func("/wrapper/carry-refused-stops-qemu", test_carry_refused_stops_qemu);
 	return g_test_run();
 }

@@ -317,7 +317,7 @@ l2_silent() {
 # crash in L1's kernel log), with a SKIP line that quotes it; a silent L2
 # is a FAIL that says what it was doing.
 for attempt in 1 2; do
-	t=$SECONDS
+	t=$SECONDS dmark=$(dmesg_mark)
 	up='' nostart=''
 	start_l2 "$name" 2M 64 64 "l2.steal=$spin" \
 		"s|<vcpu>1</vcpu>|<vcpu>1</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/></cputune>|" ||
@@ -327,7 +327,7 @@ for attempt in 1 2; do
 		break
 	fi
 	WHY="no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name")); $(l2_silent "$name")"
-	dmesg > /tmp/dmesg.txt
+	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
 	if [ $attempt = 1 ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
 		skip l2-steal-attempt1 "retried: $evidence; $WHY"
 		stop_l2 "$name"
