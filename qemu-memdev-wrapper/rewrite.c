@@ -62,14 +62,6 @@ static gboolean takes_arg(const char *name)
 	return TRUE;
 }
 
-static gboolean is_dropped(const char *key)
-{
-	for (guint i = 0; i < G_N_ELEMENTS(dropped_keys); i++)
-		if (!strcmp(key, dropped_keys[i]))
-			return TRUE;
-	return FALSE;
-}
-
 static gboolean is_memory_backend(const char *type)
 {
 	return type && (!strcmp(type, "memory-backend-ram") || !strcmp(type, "memory-backend-memfd") ||
@@ -155,31 +147,6 @@ static char *kv_escape(const char *s)
 	return g_strjoinv(",,", parts);
 }
 
-static char *kv_rewrite(GPtrArray *toks, const char *type, const char *path, guint64 align)
-{
-	g_autoptr(GString) o = g_string_new(NULL);
-	g_autofree char *epath = kv_escape(path);
-
-	for (guint i = 0; i < toks->len; i++) {
-		KvTok *t = g_ptr_array_index(toks, i);
-
-		if (o->len)
-			g_string_append_c(o, ',');
-		if (!t->key && i == 0)
-			g_string_append(o, "memory-backend-file");
-		else if (t->key && !strcmp(t->key, "qom-type"))
-			g_string_append(o, "qom-type=memory-backend-file");
-		else if (t->key && is_dropped(t->key))
-			g_string_truncate(o, o->len ? o->len - 1 : 0);
-		else
-			g_string_append(o, t->raw);
-	}
-	g_string_append_printf(o, ",mem-path=%s,share=on,align=%" G_GUINT64_FORMAT, epath, align);
-	if (!strcmp(type, "memory-backend-ram") && !kv_get(toks, CANON_KEY, NULL))
-		g_string_append(o, "," CANON_KEY "=off");
-	return g_string_free(g_steal_pointer(&o), FALSE);
-}
-
 /* ---- JSON ---------------------------------------------------------------- */
 
 /* json-glib recurses per nesting level; QEMU itself stops at 1024 */
@@ -227,29 +194,43 @@ static const char *json_str(JsonObject *o, const char *key)
 		       : NULL;
 }
 
-/* an option value in either form: QEMU's JSON or key=value */
+/*
+ * An option value in either form, QEMU's JSON or key=value, parsed, edited
+ * and formatted back: each rewrite is parse -> edit -> format.  Keys keep
+ * their order; a key that is set again keeps its place, a new one goes last.
+ */
 typedef struct {
-	JsonParser *parser;
-	JsonObject *o; /* JSON */
-	GPtrArray *kv; /* key=value */
+	JsonObject *o; /* JSON, a copy we may edit */
+	GPtrArray *kv; /* key=value tokens */
 } OptVal;
 
 static void optval_clear(OptVal *v)
 {
-	g_clear_object(&v->parser);
+	g_clear_pointer(&v->o, json_object_unref);
 	g_clear_pointer(&v->kv, g_ptr_array_unref);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(OptVal, optval_clear)
 
 static gboolean optval_parse(OptVal *v, const char *val, GError **error)
 {
+	g_autoptr(JsonParser) parser = NULL;
+	g_autoptr(GList) members = NULL;
+	JsonObject *in;
+
 	if (val[0] != '{') {
 		v->kv = kv_split(val);
 		return TRUE;
 	}
-	v->parser = json_parser_new_immutable();
-	v->o = json_parse_object(val, v->parser, error);
-	return v->o != NULL;
+	parser = json_parser_new_immutable();
+	in = json_parse_object(val, parser, error);
+	if (!in)
+		return FALSE;
+	/* json_object_get_members() keeps the input order, json_object_iter does not */
+	members = json_object_get_members(in);
+	v->o = json_object_new();
+	for (GList *l = members; l; l = l->next)
+		json_object_set_member(v->o, l->data, json_node_copy(json_object_get_member(in, l->data)));
+	return TRUE;
 }
 
 /* implied: the key of a leading value without "key=" (qom-type, driver) */
@@ -258,31 +239,110 @@ static const char *optval_get(const OptVal *v, const char *key, gboolean implied
 	return v->o ? json_str(v->o, key) : kv_get(v->kv, key, implied ? key : NULL);
 }
 
-static char *json_rewrite(JsonObject *in, const char *type, const char *path, guint64 align)
+/* @key (or, with @implied, a leading value without "key=") set to @kv_text / @json */
+static void optval_set(OptVal *v, const char *key, gboolean implied, const char *kv_text,
+		       JsonNode *json)
 {
-	g_autoptr(JsonObject) out = json_object_new();
-	g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	/* json_object_get_members() keeps the input order, json_object_iter does not */
-	g_autoptr(GList) members = json_object_get_members(in);
+	KvTok *t = NULL;
 
-	for (GList *l = members; l; l = l->next) {
-		const char *key = l->data;
-
-		if (!strcmp(key, "qom-type"))
-			json_object_set_string_member(out, key, "memory-backend-file");
-		else if (!is_dropped(key))
-			json_object_set_member(out, key,
-					       json_node_copy(json_object_get_member(in, key)));
+	if (v->o) {
+		json_object_set_member(v->o, key, json);
+		return;
 	}
-	json_object_set_string_member(out, "mem-path", path);
-	json_object_set_boolean_member(out, "share", TRUE);
-	json_object_set_int_member(out, "align", (gint64)align);
-	if (!strcmp(type, "memory-backend-ram") && !json_object_has_member(in, CANON_KEY))
-		json_object_set_boolean_member(out, CANON_KEY, FALSE);
-	json_node_set_object(root, out);
-	json_generator_set_root(gen, root);
-	return json_generator_to_data(gen, NULL);
+	json_node_unref(json);
+	for (guint i = 0; i < v->kv->len && !t; i++) {
+		KvTok *k = g_ptr_array_index(v->kv, i);
+
+		if (k->key ? !strcmp(k->key, key) : (i == 0 && implied))
+			t = k;
+	}
+	if (!t) {
+		t = g_new0(KvTok, 1);
+		t->key = g_strdup(key);
+		g_ptr_array_add(v->kv, t);
+	}
+	g_free(t->raw);
+	g_free(t->value);
+	t->value = g_strdup(kv_text);
+	{
+		g_autofree char *esc = kv_escape(kv_text);
+
+		t->raw = t->key ? g_strdup_printf("%s=%s", t->key, esc) : g_steal_pointer(&esc);
+	}
+}
+
+static void optval_set_str(OptVal *v, const char *key, gboolean implied, const char *val)
+{
+	JsonNode *n = json_node_new(JSON_NODE_VALUE);
+
+	json_node_set_string(n, val);
+	optval_set(v, key, implied, val, n);
+}
+
+static void optval_set_bool(OptVal *v, const char *key, gboolean val)
+{
+	JsonNode *n = json_node_new(JSON_NODE_VALUE);
+
+	json_node_set_boolean(n, val);
+	optval_set(v, key, FALSE, val ? "on" : "off", n);
+}
+
+static void optval_set_u64(OptVal *v, const char *key, guint64 val)
+{
+	g_autofree char *text = g_strdup_printf("%" G_GUINT64_FORMAT, val);
+	JsonNode *n = json_node_new(JSON_NODE_VALUE);
+
+	json_node_set_int(n, (gint64)val);
+	optval_set(v, key, FALSE, text, n);
+}
+
+static void optval_drop(OptVal *v, const char *key)
+{
+	if (v->o) {
+		json_object_remove_member(v->o, key);
+		return;
+	}
+	for (guint i = v->kv->len; i-- > 0;) {
+		KvTok *k = g_ptr_array_index(v->kv, i);
+
+		if (k->key && !strcmp(k->key, key))
+			g_ptr_array_remove_index(v->kv, i);
+	}
+}
+
+static char *optval_format(const OptVal *v)
+{
+	g_autoptr(GString) s = NULL;
+
+	if (v->o) {
+		g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
+		g_autoptr(JsonGenerator) gen = json_generator_new();
+
+		json_node_set_object(root, v->o);
+		json_generator_set_root(gen, root);
+		return json_generator_to_data(gen, NULL);
+	}
+	s = g_string_new(NULL);
+	for (guint i = 0; i < v->kv->len; i++)
+		g_string_append_printf(s, "%s%s", i ? "," : "",
+				       ((KvTok *)g_ptr_array_index(v->kv, i))->raw);
+	return g_string_free(g_steal_pointer(&s), FALSE);
+}
+
+/* a memory backend of libvirt's as a dmemfs file (the header comment) */
+static char *backend_rewrite(OptVal *v, const char *type, const char *path, guint64 align)
+{
+	gboolean was_ram = !strcmp(type, "memory-backend-ram");
+
+	optval_set_str(v, "qom-type", TRUE, "memory-backend-file");
+	for (guint i = 0; i < G_N_ELEMENTS(dropped_keys); i++)
+		optval_drop(v, dropped_keys[i]);
+	optval_set_str(v, "mem-path", FALSE, path);
+	optval_set_bool(v, "share", TRUE);
+	optval_set_u64(v, "align", align);
+	if (was_ram && !optval_get(v, CANON_KEY, FALSE))
+		optval_set_bool(v, CANON_KEY, FALSE);
+	return optval_format(v);
 }
 
 /* ---- virtio-mem devices ------------------------------------------------------- */
@@ -305,32 +365,8 @@ static char *device_prealloc(const char *val, GPtrArray *backend_ids, GError **e
 	if (!driver || strcmp(driver, "virtio-mem-pci") || !memdev ||
 	    !g_ptr_array_find_with_equal_func(backend_ids, memdev, g_str_equal, NULL))
 		return g_strdup(val);
-	if (v.o) {
-		g_autoptr(JsonObject) out = json_object_new();
-		g_autoptr(JsonNode) root = json_node_new(JSON_NODE_OBJECT);
-		g_autoptr(JsonGenerator) gen = json_generator_new();
-		g_autoptr(GList) members = json_object_get_members(v.o);
-
-		for (GList *l = members; l; l = l->next)
-			json_object_set_member(out, l->data,
-					       json_node_copy(json_object_get_member(v.o, l->data)));
-		json_object_set_boolean_member(out, "prealloc", TRUE);
-		json_node_set_object(root, out);
-		json_generator_set_root(gen, root);
-		return json_generator_to_data(gen, NULL);
-	} else {
-		g_autoptr(GString) s = g_string_new(NULL);
-
-		for (guint i = 0; i < v.kv->len; i++) {
-			KvTok *k = g_ptr_array_index(v.kv, i);
-
-			if (k->key && !strcmp(k->key, "prealloc"))
-				continue;
-			g_string_append_printf(s, "%s%s", s->len ? "," : "", k->raw);
-		}
-		g_string_append(s, ",prealloc=on");
-		return g_string_free(g_steal_pointer(&s), FALSE);
-	}
+	optval_set_bool(&v, "prealloc", TRUE);
+	return optval_format(&v);
 }
 
 /* ---- the argv ---------------------------------------------------------------- */
@@ -432,8 +468,7 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
 		}
 		if (!resolve(uuid, id, data, &target, error))
 			return FALSE;
-		nv = v.o ? json_rewrite(v.o, type, target.path, target.pagesize)
-			 : kv_rewrite(v.kv, type, target.path, target.pagesize);
+		nv = backend_rewrite(&v, type, target.path, target.pagesize);
 		g_free(out->argv->pdata[i + 1]);
 		out->argv->pdata[i + 1] = nv;
 		g_ptr_array_add(out->files, target.path);

@@ -163,7 +163,7 @@ static void test_virtio_mem_keyval(void)
 				   &r, &e));
 	g_assert_no_error(e);
 	g_assert_cmpstr(g_ptr_array_index(r.argv, 4), ==,
-			"virtio-mem-pci,id=v0,memdev=vm0,requested-size=0,prealloc=on");
+			"virtio-mem-pci,id=v0,memdev=vm0,prealloc=on,requested-size=0"); /* set in place */
 	g_assert_cmpstr(g_ptr_array_index(r.argv, 6), ==, args[5]);
 	g_assert_cmpstr(g_ptr_array_index(r.argv, 8), ==, args[7]);
 }
