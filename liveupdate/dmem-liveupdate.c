@@ -301,22 +301,48 @@ static gboolean run(const char *const *argv, GError **error)
 	return TRUE;
 }
 
+/* a saved guest back after a failure: a thread each, on a connection of its own */
+static gpointer restore_back(gpointer data)
+{
+	Carried *c = data;
+	virConnectPtr conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+
+	g_clear_pointer(&c->error, g_free);
+	if (!conn || virDomainRestore(conn, c->save) < 0)
+		c->error = g_strdup(virt_error());
+	if (conn)
+		virConnectClose(conn);
+	return NULL;
+}
+
 /*
  * Undo: the saved domains come back as they were, marks gone, and the
  * state lists none of them.  One that does not come back stays in the
  * state with its mark and image: --restore or --abort deal with it.
  */
-static void roll_back(const DmemConfig *cfg, virConnectPtr conn, GPtrArray *doms,
-		      DmemCarry *state)
+static void roll_back(const DmemConfig *cfg, GPtrArray *doms, DmemCarry *state)
 {
 	g_autoptr(GError) e = NULL;
+	g_autofree GThread **threads = g_new0(GThread *, doms->len + 1);
 
+	/* the saved ones come back all at once, as they went */
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
 
-		if (c->saved && virDomainRestore(conn, c->save) < 0) {
+		if (!c->saved)
+			continue;
+		threads[i] = g_thread_try_new("dmem-restore", restore_back, c, NULL);
+		if (!threads[i])
+			restore_back(c);
+	}
+	for (guint i = 0; i < doms->len; i++) {
+		Carried *c = g_ptr_array_index(doms, i);
+
+		if (threads[i])
+			g_thread_join(threads[i]);
+		if (c->saved && c->error) {
 			say_error("domain %s: restore after the failure: %s; its image stays in %s",
-				  c->name, virt_error(), c->save);
+				  c->name, c->error, c->save);
 			continue;
 		}
 		if (c->saved)
@@ -441,7 +467,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	}
 	if (!dmem_carry_save(state, &e)) {
 		say_error("%s", e->message);
-		roll_back(cfg, conn, doms, state);
+		roll_back(cfg, doms, state);
 		return 1;
 	}
 	for (guint i = 0; i < doms->len; i++) {
@@ -450,7 +476,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		if (!dmem_domain_set_mark(cfg, c->uuid, TRUE, &e) ||
 		    ignore_shared(c->dom, TRUE) < 0) {
 			say_error("domain %s: save: %s", c->name, e ? e->message : virt_error());
-			roll_back(cfg, conn, doms, state);
+			roll_back(cfg, doms, state);
 			return 1;
 		}
 	}
@@ -480,7 +506,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		       (c->saved_at - c->stopped) / 1000.0);
 	}
 	if (failed) {
-		roll_back(cfg, conn, doms, state);
+		roll_back(cfg, doms, state);
 		return 1;
 	}
 
@@ -494,7 +520,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		if (mount("none", m, NULL, MS_REMOUNT, "persist") < 0 ||
 		    !(addr = mount_entry(m, &source, NULL))) {
 			say_error("%s: persist: %s (see the kernel log)", m, g_strerror(errno));
-			roll_back(cfg, conn, doms, state);
+			roll_back(cfg, doms, state);
 			return 1;
 		}
 		dmem_carry_set_mount(state, m, addr, source);
@@ -517,7 +543,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	}
 	if (!plan.cmdline || !dmem_carry_save(state, &e)) {
 		say_error("%s", e->message);
-		roll_back(cfg, conn, doms, state);
+		roll_back(cfg, doms, state);
 		return 1;
 	}
 	mem_max = g_strdup_printf("--mem-max=%" G_GUINT64_FORMAT, plan.mem_max);
@@ -528,7 +554,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 
 		if (!run(argv, &e)) {
 			say_error("kexec -l: %s", e->message);
-			roll_back(cfg, conn, doms, state);
+			roll_back(cfg, doms, state);
 			return 1;
 		}
 	}
@@ -546,7 +572,7 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("kexec -e: %s; the guests are restored", e ? e->message : "returned");
 		g_clear_error(&e);
 		run(unload, &e);
-		roll_back(cfg, conn, doms, state);
+		roll_back(cfg, doms, state);
 	}
 	return 1;
 }
