@@ -90,13 +90,10 @@ static const char *virt_error(void)
 /*
  * One dmem-liveupdate at a time on a host: two updates, or a restore and
  * an abort, would each rewrite the state under the other.  The lock is
- * held until exit (a kexec ends it too).
- */
-/*
- * One dmem-liveupdate at a time: a lock in /run, where only root may
- * create files (not /run/lock, 1777, where any user could take the name
- * first and block every host update).  Nothing in the state directory is
- * touched before the checks pass.
+ * held until exit (a kexec ends it too).  It lives in /run, where only
+ * root may create files (not /run/lock, 1777, where any user could take
+ * the name first and block every host update), so nothing in the state
+ * directory is touched before the checks pass.
  */
 #define LOCK_PATH "/run/dmem-liveupdate.lock"
 static gboolean lock_state(GError **error)
@@ -149,7 +146,8 @@ static char *refusal(const char *xml, DomainPlan **planp)
 	if (!plan->opted_in || !plan->backends->len)
 		return g_strdup("no dmem memory (not a dmemfs-host domain): migrate or stop it first");
 	if (plan->hostdevs)
-		return g_strdup_printf("%u host device(s) (<hostdev>): their IOMMU mappings do not "
+		return g_strdup_printf("%u host device(s) (<hostdev>, <interface type='hostdev'>): "
+				       "their IOMMU mappings do not "
 				       "survive a kexec",
 				       plan->hostdevs);
 	return NULL;
@@ -178,6 +176,25 @@ static void carried_free(gpointer p)
 }
 
 /*
+ * @fn on every item at once, a thread each (in turn here when no thread
+ * is to be had), back when all are done: saves, restores and roll backs,
+ * so that each guest's pause is its own, not the sum of all.
+ */
+static void all_at_once(GPtrArray *items, GThreadFunc fn)
+{
+	g_autofree GThread **threads = g_new0(GThread *, items->len + 1);
+
+	for (guint i = 0; i < items->len; i++) {
+		threads[i] = g_thread_try_new("dmem-liveupdate", fn, items->pdata[i], NULL);
+		if (!threads[i])
+			fn(items->pdata[i]);
+	}
+	for (guint i = 0; i < items->len; i++)
+		if (threads[i])
+			g_thread_join(threads[i]);
+}
+
+/*
  * One guest's device state out, its RAM left in dmem: a thread each, on a
  * connection of its own (libvirtd serves only a few calls of one client
  * at a time, and a queued save would pause its guest later than the rest).
@@ -185,7 +202,7 @@ static void carried_free(gpointer p)
 static gpointer save_one(gpointer data)
 {
 	Carried *c = data;
-	virConnectPtr conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+	virConnectPtr conn = virConnectOpen(opt_uri);
 	virDomainPtr dom = conn ? virDomainLookupByUUIDString(conn, c->uuid) : NULL;
 
 	c->stopped = now_ms();
@@ -305,7 +322,7 @@ static gboolean run(const char *const *argv, GError **error)
 static gpointer restore_back(gpointer data)
 {
 	Carried *c = data;
-	virConnectPtr conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+	virConnectPtr conn = virConnectOpen(opt_uri);
 
 	g_clear_pointer(&c->error, g_free);
 	if (!conn || virDomainRestore(conn, c->save) < 0)
@@ -323,23 +340,16 @@ static gpointer restore_back(gpointer data)
 static void roll_back(const DmemConfig *cfg, GPtrArray *doms, DmemCarry *state)
 {
 	g_autoptr(GError) e = NULL;
-	g_autofree GThread **threads = g_new0(GThread *, doms->len + 1);
+	g_autoptr(GPtrArray) saved = g_ptr_array_new();
 
 	/* the saved ones come back all at once, as they went */
+	for (guint i = 0; i < doms->len; i++)
+		if (((Carried *)g_ptr_array_index(doms, i))->saved)
+			g_ptr_array_add(saved, g_ptr_array_index(doms, i));
+	all_at_once(saved, restore_back);
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
 
-		if (!c->saved)
-			continue;
-		threads[i] = g_thread_try_new("dmem-restore", restore_back, c, NULL);
-		if (!threads[i])
-			restore_back(c);
-	}
-	for (guint i = 0; i < doms->len; i++) {
-		Carried *c = g_ptr_array_index(doms, i);
-
-		if (threads[i])
-			g_thread_join(threads[i]);
 		if (c->saved && c->error) {
 			say_error("domain %s: restore after the failure: %s; its image stays in %s",
 				  c->name, c->error, c->save);
@@ -381,7 +391,6 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	g_autofree char *mem_max = NULL, *cmd_opt = NULL, *initrd_opt = NULL;
 	g_auto(KexecPlan) plan = { 0 };
 	virDomainPtr *list = NULL;
-	g_autofree GThread **threads = NULL;
 	DomainEnv env = { .cfg = cfg };
 	DmemMountIter it = { 0 };
 	int n, refused = 0, failed = 0;
@@ -431,9 +440,8 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		say_error("kernel %s: not a file", opt_kernel);
 		return 1;
 	}
-	while (dmem_config_next_mount(cfg, &it))
-		mounts += is_dmemfs(it.path);
-	it = (DmemMountIter){ 0 };
+	for (DmemMountIter m = { 0 }; dmem_config_next_mount(cfg, &m);)
+		mounts += is_dmemfs(m.path);
 	if (!g_file_get_contents(RANGES, &ranges, NULL, &e) ||
 	    !g_file_get_contents("/proc/cmdline", &cur_cmdline, NULL, &e) ||
 	    !mounts_distinct(cfg, &e)) {
@@ -480,19 +488,11 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 			return 1;
 		}
 	}
-	threads = g_new0(GThread *, doms->len);
-	for (guint i = 0; i < doms->len; i++) {
-		/* no thread to be had: this one saves here, only later */
-		threads[i] = g_thread_try_new("dmem-save", save_one, doms->pdata[i], NULL);
-		if (!threads[i])
-			save_one(doms->pdata[i]);
-	}
+	all_at_once(doms, save_one);
 	for (guint i = 0; i < doms->len; i++) {
 		Carried *c = g_ptr_array_index(doms, i);
 		g_autofree char *at = NULL, *ms = NULL;
 
-		if (threads[i])
-			g_thread_join(threads[i]);
 		if (c->error) {
 			say_error("domain %s: save: %s", c->name, c->error);
 			failed++;
@@ -584,7 +584,6 @@ typedef struct {
 	GMutex *state_lock;
 	char *uuid, *name, *image;
 	gint64 stopped, start, done;
-	GThread *thread;
 	gboolean ok;
 	char *error;
 } Restore;
@@ -699,18 +698,10 @@ static int cmd_restore(const DmemConfig *cfg, virConnectPtr conn)
 			r->name = g_strdup(uuid);
 		g_ptr_array_add(jobs, r);
 	}
+	all_at_once(jobs, restore_one);
 	for (guint i = 0; i < jobs->len; i++) {
 		Restore *r = g_ptr_array_index(jobs, i);
 
-		r->thread = g_thread_try_new("restore", restore_one, r, NULL);
-		if (!r->thread)
-			restore_one(r); /* no thread to be had: one after another */
-	}
-	for (guint i = 0; i < jobs->len; i++) {
-		Restore *r = g_ptr_array_index(jobs, i);
-
-		if (r->thread)
-			g_thread_join(g_steal_pointer(&r->thread));
 		if (r->error)
 			say_error("domain %s: %s", r->name, r->error);
 		if (r->ok)
@@ -850,9 +841,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	virSetErrorFunc(NULL, quiet);
-	conn = virConnectOpen(opt_uri ? opt_uri : "qemu:///system");
+	if (!opt_uri)
+		opt_uri = g_strdup("qemu:///system"); /* the save and restore threads connect too */
+	conn = virConnectOpen(opt_uri);
 	if (!conn) {
-		say_error("connect %s: %s", opt_uri ? opt_uri : "qemu:///system", virt_error());
+		say_error("connect %s: %s", opt_uri, virt_error());
 		return 1;
 	}
 	rc = opt_restore ? cmd_restore(cfg, conn) :
