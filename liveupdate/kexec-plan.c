@@ -69,10 +69,11 @@ static char *table_token(const char *tables, const char *addr, GError **error)
 	g_autofree char *want = g_strdup_printf("%s:", addr);
 
 	for (guint i = 0; lines[i]; i++) {
-		const char *key = g_strstrip(lines[i]) + strlen(want);
+		const char *key;
 
-		if (!g_str_has_prefix(lines[i], want))
+		if (!g_str_has_prefix(g_strstrip(lines[i]), want))
 			continue;
+		key = lines[i] + strlen(want);
 		if (!*key || strspn(key, "0123456789abcdef") != strlen(key)) {
 			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 				    "the key of the table at %s is not hex", addr);
@@ -140,7 +141,8 @@ gboolean kexec_plan(const KexecInput *in, KexecPlan *out, GError **error)
 		g_string_append_printf(tables, "%s%s", tables->len ? "," : "", token);
 	}
 	if (!tables->len) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "no dmemfs mount to persist (configured: see dmemfs-host.conf)");
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "no dmemfs mount to persist (configured: see dmemfs-host.conf)");
 		return FALSE;
 	}
 	/*
