@@ -189,7 +189,8 @@ case $stage in
 		l0=$(carry_line "$name")
 		[ "$(domstate "$name")" = running ] && [ -n "$l0" ] ||
 			bad+="$name: not running ('$(domstate "$name")'); "
-		pargs+=",plain.kib$k=$(agent_field "$l0" kib),plain.pass$k=$(agent_field "$l0" pass)"
+		plain[kib$k]=$(agent_field "$l0" kib)
+		pargs+=",plain.pass$k=$(agent_field "$l0" pass)"
 	done
 	[ -z "$bad" ] || { fail plain-save "$bad"; why="no plain save"; not_run plain-kexec; }
 	t0=$(date +%s%3N)
@@ -202,7 +203,7 @@ case $stage in
 		read -r name k <<< "$d"
 		read -r rc t1 < "/tmp/$name.plain.done"
 		size=$(stat -c %s "$STATE/$name.plain" 2> /dev/null || echo 0)
-		kib=$(sed -n "s/.*plain.kib$k=\([0-9]*\).*/\1/p" <<< "$pargs")
+		kib=${plain[kib$k]}
 		# the image holds the pattern's memory: x-ignore-shared is off again
 		[ "$rc" = 0 ] && [ "$size" -ge $((${kib:-1} * 1024)) ] ||
 			bad+="$name: rc $rc, image $size bytes for ${kib:-?} KiB of pattern: $(tr -s '\n' ' ' < "/tmp/$name.plain.err"); "
@@ -230,7 +231,8 @@ case $stage in
 	acc_setup && mkdir -p "$STATE" && mount /dev/vda "$STATE" 2> /tmp/state-mount.err
 	r=$?
 	kexec_ms=$(cat "$STATE/plain.kexec_ms" 2> /dev/null)
-	pass plain-kexec "L1 came back through the plain update's kexec in $(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) s (no dmemfs_recover=: $(tr ' ' '\n' < /proc/cmdline | grep -c '^dmemfs_recover='))"
+	kexec_s=$(ms_to_s $((start_ms - ${kexec_ms:-$start_ms})))
+	pass plain-kexec "L1 came back through the plain update's kexec in $kexec_s s (no dmemfs_recover=: $(tr ' ' '\n' < /proc/cmdline | grep -c '^dmemfs_recover='))"
 	ok setup-3 "libvirt setup or the state disk failed ($ACC_STEP; $(tr '\n' ' ' < /tmp/state-mount.err))" $r ||
 		{ why="setup failed"; not_run plain-restored-2M; }
 	setup_ms=$(date +%s%3N)
@@ -247,8 +249,8 @@ case $stage in
 		r=$?
 		ok "plain-restored-$ps" "rc $rc: $(tr -s '\n' ' ' < "/tmp/$name.restore.err"), after: '$l' (domain '$(domstate "$name")', last serial '$(last_serial "$name")', $(qemu_diag "$name"), QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-300))" $r
 		save=${plain[save$k]:-0} down=$((t2 - ${plain[t0]:-$t2}))
-		res "# plain host kernel update of $name ($mib MiB, image ${plain[img$k]:-?} MiB on the disk): downtime $(ms_to_s "$down") s (save $(ms_to_s "$save") s, kexec to the test script $(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) s, setup $(ms_to_s $((setup_ms - start_ms))) s, restore $(ms_to_s $((t2 - setup_ms))) s)"
-		res "PLAINKEXEC size_mib=$mib downtime_s=$(ms_to_s "$down") save_s=$(ms_to_s "$save") kexec_s=$(ms_to_s $((start_ms - ${kexec_ms:-$start_ms}))) setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_s=$(ms_to_s $((t2 - setup_ms))) image_mib=${plain[img$k]:-0}"
+		res "# plain host kernel update of $name ($mib MiB, image ${plain[img$k]:-?} MiB on the disk): downtime $(ms_to_s "$down") s (save $(ms_to_s "$save") s, kexec to the test script $kexec_s s, setup $(ms_to_s $((setup_ms - start_ms))) s, restore $(ms_to_s $((t2 - setup_ms))) s)"
+		res "PLAINKEXEC size_mib=$mib downtime_s=$(ms_to_s "$down") save_s=$(ms_to_s "$save") kexec_s=$kexec_s setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_s=$(ms_to_s $((t2 - setup_ms))) image_mib=${plain[img$k]:-0}"
 	done
 	rm -f "$STATE"/*.plain "$STATE/plain.kexec_ms"
 	for name in lu-2m lu-1g; do virsh destroy "$name" > /dev/null 2>&1; virsh undefine "$name" > /dev/null 2>&1; done
