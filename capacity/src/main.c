@@ -43,15 +43,15 @@ typedef struct {
 	char *libvirt_uri;
 } opts;
 
-static opts *parsing;
-
-/* --libvirt [URI]: the URI is optional */
+/* --libvirt [URI]: the URI is optional; @data is the options (the group's) */
 static gboolean libvirt_arg(const char *name, const char *value, gpointer data, GError **error)
 {
-	(void)name, (void)data, (void)error;
-	parsing->libvirt = TRUE;
-	g_free(parsing->libvirt_uri);
-	parsing->libvirt_uri = g_strdup(value);
+	opts *o = data;
+
+	(void)name, (void)error;
+	o->libvirt = TRUE;
+	g_free(o->libvirt_uri);
+	o->libvirt_uri = g_strdup(value);
 	return TRUE;
 }
 
@@ -86,11 +86,12 @@ static void parse_args(opts *o, int argc, char **argv)
 		G_OPTION_ENTRY_NULL
 	};
 	g_autoptr(GOptionContext) ctx = g_option_context_new(NULL);
+	GOptionGroup *group = g_option_group_new(NULL, NULL, NULL, o, NULL);
 	g_autoptr(GError) e = NULL;
 
-	parsing = o;
 	g_option_context_set_summary(ctx, summary);
-	g_option_context_add_main_entries(ctx, entries, NULL);
+	g_option_group_add_entries(group, entries);
+	g_option_context_set_main_group(ctx, group);
 	if (!g_option_context_parse(ctx, &argc, &argv, &e))
 		die(CAP_EXIT_USAGE, "%s (see --help)", e->message);
 	/* "--libvirt URI": GOption takes an optional value only as --libvirt=URI */
