@@ -502,7 +502,7 @@ gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args)
 		return FALSE;
 	if (!dmem_domain_path_split(g_ptr_array_index(r->files, 0), &mount, &uuid))
 		return FALSE;
-	fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = dmem_mount_open(mount);
 	if (fd < 0)
 		return FALSE;
 	/* the hook, as root, removed a mark the carry state does not list */

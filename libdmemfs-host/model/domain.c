@@ -7,17 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int open_dir(const char *path)
-{
-	return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
 gboolean domain_carried(const DomainEnv *env, const char *uuid)
 {
 	DmemMountIter it = { 0 };
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
-		int fd = open_dir(it.path);
+		int fd = dmem_mount_open(it.path);
 		gboolean carried = fd >= 0 && dmem_domain_carried(env->cfg, fd, uuid);
 
 		if (fd >= 0)
@@ -36,7 +31,7 @@ gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error)
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
 		g_autoptr(GError) e = NULL;
-		int fd = open_dir(it.path);
+		int fd = dmem_mount_open(it.path);
 
 		if (fd < 0)
 			continue; /* not mounted: nothing of ours there */
@@ -133,7 +128,7 @@ static char *mounted_sizes(const DomainEnv *env)
 	DmemMountIter it = { 0 };
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
-		int fd = open_dir(it.path);
+		int fd = dmem_mount_open(it.path);
 
 		if (fd >= 0 && env->ops->check_fs(fd, it.pagesize, NULL))
 			g_string_append_printf(s, "%s%s %s", s->len ? ", " : "",
@@ -161,7 +156,7 @@ static gboolean open_mounts(const DomainEnv *env, const DomainPlan *plan, DomMou
 		if (m[i].mfd >= 0)
 			continue;
 		m[i].path = backend_mount(env, plan, b, &e);
-		if (m[i].path && (m[i].mfd = open_dir(m[i].path)) < 0)
+		if (m[i].path && (m[i].mfd = dmem_mount_open(m[i].path)) < 0)
 			g_set_error_literal(&e, DMEM_ERROR, DMEM_ERROR_FAILED, g_strerror(errno));
 		if (m[i].mfd >= 0 && env->ops->check_fs(m[i].mfd, b->pagesize, &e))
 			continue;

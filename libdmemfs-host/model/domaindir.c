@@ -27,6 +27,11 @@ gboolean dmem_domain_path_split(const char *path, char **mount, char **uuid)
 	return TRUE;
 }
 
+int dmem_mount_open(const char *mount)
+{
+	return open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 int dmem_domain_dir_open(int mountfd, const char *uuid, int flags)
 {
 	return openat(mountfd, uuid, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -112,7 +117,7 @@ gboolean dmem_domain_set_mark(const DmemConfig *cfg, const char *uuid, gboolean 
 	DmemMountIter it = { 0 };
 
 	while (dmem_config_next_mount(cfg, &it)) {
-		int mfd = open(it.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int mfd = dmem_mount_open(it.path);
 		int dfd = mfd < 0 ? -1 : dmem_domain_dir_open(mfd, uuid, O_RDONLY);
 		int err = errno, fd = -1;
 

@@ -19,6 +19,8 @@ gboolean dmem_domain_path_split(const char *path, char **mount, char **uuid);
  * wrapper (the qemu user, who may only search the directory) can.
  */
 int dmem_domain_dir_open(int mountfd, const char *uuid, int flags);
+/* a configured mount point, to look domains up in; -1 when it is not there */
+int dmem_mount_open(const char *mount);
 /* Remove mountfd/uuid and the regular files in it; TRUE if absent. */
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
 
