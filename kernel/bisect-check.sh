@@ -1,20 +1,29 @@
 #!/bin/bash
-# Build every patch of the series on its own, with the test kernel's full
-# configuration (WERROR on): a whole bzImage (compiled and linked) at each
-# patch that touches mm, KVM, VFIO or a shared header, where a bisection
-# would boot to chase a memory bug; the C files a patch touches at the
-# others (Documentation-only patches need nothing).  ccache keeps the
-# incremental builds short.
+# Build and boot the kernel at every patch of the series, with the test
+# kernel's full configuration (WERROR on): a bisection must land only on
+# kernels that build, boot and do what they have so far.
 #
-#   kernel/bisect-check.sh        one "PASS:/FAIL: bisect: NNNN subject" line a patch
+#   kernel/bisect-check.sh     one "PASS:/FAIL: bisect: NNNN subject" line a patch
+#
+# Each patch that changes code gets a whole bzImage (ccache keeps the
+# incremental builds short), booted under QEMU (TCG, KASLR on, dmem= on both
+# nodes) with nested-test/l1/bisect-l1.sh: dmem= reserved memory, dmemfs
+# mounts, refuses a misspelt option and maps a file where the patch has
+# them, and the kernel log stays clean.  A patch that changes no code
+# (Documentation, MAINTAINERS) leaves the kernel of the patch before it.
+# kernel/series-order.sh runs first: no patch maps dmem before KVM and VFIO
+# pin it.
 #
 # Works in a worktree of build/linux (build/bisect-src) with objects in
-# build/bisect-obj, so build/linux and its objects stay as they are.
+# build/bisect-obj (patch-N.log the build, boot-N/ the boot), so build/linux
+# and its objects stay as they are.  Needs the guest initramfs and programs
+# (make guest).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tree=$top/build/linux src=$top/build/bisect-src obj=$top/build/bisect-obj
 "$top/kernel/build.sh" tree > /dev/null || { echo "FAIL: bisect: the series does not apply"; exit 1; }
 [ -f "$tree/.config" ] || { echo "FAIL: bisect: no build/linux/.config (run kernel/build.sh first)"; exit 1; }
+"$top/kernel/series-order.sh" || exit 1
 git -C "$tree" worktree remove --force "$src" 2> /dev/null
 rm -rf "$src"
 git -C "$tree" worktree add -q --detach "$src" HEAD || exit 1
@@ -22,39 +31,38 @@ mkdir -p "$obj"
 rc=0 n=0
 for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
 	n=$((n + 1))
-	subj=$(git -C "$tree" log --format=%s -1 "$c")
+	name="$(printf %04d $n) $(git -C "$tree" log --format=%s -1 "$c")"
 	git -C "$src" checkout -q "$c"
-	files=$(git -C "$tree" show --name-only --format= "$c")
-	objs=$(echo "$files" | grep '\.c$' |
-		grep -v '^tools/\|^Documentation/\|^samples/' | sed 's/\.c$/.o/')
-	# where a bisection boots: a whole kernel, linked
-	if echo "$files" | grep -q '^mm/\|^virt/kvm/\|^arch/x86/kvm/\|^drivers/vfio/\|^include/'; then
-		objs=bzImage
-	fi
-	if [ -z "$objs" ]; then
-		echo "PASS: bisect: $(printf %04d $n) $subj (no C files)"
+	if ! git -C "$tree" show --name-only --format= "$c" |
+		grep -qvE '^(Documentation/|MAINTAINERS$)'; then
+		echo "PASS: bisect: $name (no code: the kernel of the patch before)"
 		continue
-	fi
-	# the decompressor (arch/x86/boot) has no single-object targets in
-	# kbuild: it builds only as part of bzImage.  Where the code at this
-	# patch is the tip's, kernel/build.sh's bzImage is that build.
-	if printf '%s\n' $objs | grep '^arch/x86/boot/' > /dev/null; then
-		if git -C "$tree" diff --quiet "$c" HEAD -- '*.c' '*.h' '*.S' '*Makefile*' '*Kconfig*' &&
-		   [ -s "$top/build/bzImage" ]; then
-			echo "PASS: bisect: $(printf %04d $n) $subj (code as at the tip: built as kernel/build.sh's bzImage)"
-			continue
-		fi
-		objs=bzImage
 	fi
 	# the full configuration at every step: an early patch's Kconfig
 	# would otherwise drop the options of later ones for good
 	cp "$tree/.config" "$obj/.config"
 	make -s -C "$src" O="$obj" olddefconfig > /dev/null 2>&1
-	# shellcheck disable=SC2086
-	if make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" $objs > "$obj/patch-$n.log" 2>&1; then
-		echo "PASS: bisect: $(printf %04d $n) $subj$([ "$objs" = bzImage ] && echo ' (bzImage)')"
+	if ! make -s -C "$src" O="$obj" -j"$(nproc)" CC="ccache gcc" bzImage > "$obj/patch-$n.log" 2>&1; then
+		echo "FAIL: bisect: $name: $(grep -m1 'error' "$obj/patch-$n.log" | cut -c1-200)"
+		rc=1
+		continue
+	fi
+	# what the kernel at this patch has, for the boot check
+	features=()
+	grep -q total_bytes "$src/mm/dmem.c" 2> /dev/null && features+=(sysfs)
+	[ -d "$src/fs/dmemfs" ] && features+=(dmemfs)
+	grep -qs 'dmemfs_mmap' "$src/fs/dmemfs/inode.c" && features+=(mmap)
+	res=$obj/boot-$n
+	rm -rf "$res"
+	ACCEL=tcg L1_TIMEOUT=300 RESULTS=$res KERNEL=$obj/arch/x86/boot/bzImage \
+		"$top/nested-test/host/boot-l1.sh" "$top/nested-test/l1/bisect-l1.sh" \
+		"${features[@]}" > "$res.log" 2>&1
+	bad=$(grep -m1 '^FAIL:' "$res/nested.results" 2> /dev/null ||
+		echo "no boot results (${res#"$top"/}.log)")
+	if grep -q '^PASS: nested.l1-boot' "$res/nested.results" 2> /dev/null && ! grep -q '^FAIL:' "$res/nested.results"; then
+		echo "PASS: bisect: $name (bzImage, booted: $(grep -c '^PASS:' "$res/nested.results") checks${features[*]:+, has ${features[*]}})"
 	else
-		echo "FAIL: bisect: $(printf %04d $n) $subj: $(grep -m1 'error' "$obj/patch-$n.log" | cut -c1-200)"
+		echo "FAIL: bisect: $name: boot: $(echo "$bad" | cut -c1-200)"
 		rc=1
 	fi
 done
