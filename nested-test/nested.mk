@@ -1,7 +1,7 @@
 # nested-test/: boot the test kernel as L1 under QEMU and run the in-guest
 # trunk tests there.  Included by the top-level Makefile.
 #
-#   make guest    initramfs, dmemfs_test, kvm_dmem_test, kvm_nested_dmem,
+#   make guest    initramfs, dmemfs_test, dmemfs_vm_test, kvm_dmem_test, kvm_nested_dmem,
 #                 gup_test and the KVM selftests steal_time +
 #                 kvm_page_table_test into build/guest/
 #   make nested   build what is missing, boot L1, print the results
@@ -13,6 +13,7 @@
 GUEST            ?= $(BUILD)/guest
 HARNESS_DIR      := $(BUILD)/linux/tools/testing/selftests
 DMEMFS_TEST      := $(GUEST)/dmemfs_test
+DMEMFS_VM_TEST   := $(GUEST)/dmemfs_vm_test
 DMEMFS_TEST_CFLAGS = -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-parameter \
 		      -Werror -I$(HARNESS_DIR) -isystem $(KVM_HDR)/include
 
@@ -25,7 +26,7 @@ KVM_ST_DIR       := $(HARNESS_DIR)/kvm
 KVM_ST_OUT       := $(GUEST)/kvm-selftests
 KVM_HDR          := $(BUILD)/kvm-hdr
 KVM_ST_PROGS     := $(KVM_ST_OUT)/steal_time $(KVM_ST_OUT)/kvm_page_table_test
-guest: $(DMEMFS_TEST) $(GUP_TEST) $(KVM_DMEM_TEST) $(KVM_ST_PROGS)
+guest: $(DMEMFS_TEST) $(DMEMFS_VM_TEST) $(GUP_TEST) $(KVM_DMEM_TEST) $(KVM_ST_PROGS)
 
 # The upstream 6.1 selftest, built unmodified from the extracted tree.
 $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
@@ -38,7 +39,7 @@ $(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
 $(HARNESS_DIR)/kselftest_harness.h:
 	@$(TOP)/kernel/build.sh tree
 
-$(DMEMFS_TEST): $(TOP)/nested-test/progs/dmemfs_test.c $(TOP)/nested-test/progs/dmemfs_vm_tests.c $(TOP)/nested-test/progs/test_util.h $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
+$(DMEMFS_TEST) $(DMEMFS_VM_TEST): $(GUEST)/%: $(TOP)/nested-test/progs/%.c $(TOP)/nested-test/progs/dmemfs_fixture.h $(TOP)/nested-test/progs/test_util.h $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@)"
 	@$(CC) $(DMEMFS_TEST_CFLAGS) -o $@ $< -lpthread

@@ -39,7 +39,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 fi
 
 [ -n "${NESTED_BLOCKED:-}" ] && fail_all "$NESTED_BLOCKED"
-l1_ready "$BUILD/guest/dmemfs_test" "$L1_SCRIPT"
+l1_ready "$BUILD/guest/dmemfs_test" "$BUILD/guest/dmemfs_vm_test" "$L1_SCRIPT"
 if [ "${1:-}" = --probe ]; then
 	l1_accel
 	echo "$accel ($probe_why)"

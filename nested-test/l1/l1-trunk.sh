@@ -5,7 +5,7 @@
 #   l1-trunk.sh --meminfo-only
 #       report the memory accounting of this boot (no dmem= expected) and exit
 #   l1-trunk.sh --build=DIR [--base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB]
-#       the trunk checks: dmemfs_test, KUnit results, MemTotal and memmap
+#       the trunk checks: dmemfs_test, dmemfs_vm_test, KUnit results, MemTotal and memmap
 #       accounting against the --base boot, every $TOP/*/tests/l1-*.sh (with
 #       DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT set), and a final kernel log scan
 #   l1-trunk.sh --boot-check --base=...
@@ -49,11 +49,13 @@ trunk_list() {
 	printf '%s\n' kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.all-suites-ok \
 		l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M \
 		l1.mount-1G l1.no-struct-page l1.memmap-saved
-	if [ -x "$build/guest/dmemfs_test" ]; then
-		"$build/guest/dmemfs_test" --list | sed 's/^/dmemfs_test./'
-	else
-		echo dmemfs_test.complete
-	fi
+	for prog in dmemfs_test dmemfs_vm_test; do
+		if [ -x "$build/guest/$prog" ]; then
+			"$build/guest/$prog" --list | sed "s/^/$prog./"
+		else
+			echo "$prog.complete"
+		fi
+	done
 	skip_word=$(printf '%s\n' ${L1_APPEND:-} | sed -n 's/^l1\.skip=//p')
 	while read -r what sc; do
 		# its own checks, unless l1.skip= keeps it from running, and the
@@ -101,21 +103,23 @@ fi
 echo on > /proc/sys/kernel/printk_devkmsg 2> /dev/null || true
 
 if [ "$mode" = full ]; then
-# ---- dmemfs_test (kselftest harness, TAP on stdout)
-log=/tmp/dmemfs_test.log
-bin=$build/guest/dmemfs_test
-if [ -x "$bin" ]; then
-	echo "== $bin"
-	t0=$SECONDS
-	# The console copy gets elapsed seconds; $log stays plain TAP.
-	timeout -k 5 900 "$bin" 2>&1 | tee "$log" |
-		while IFS= read -r l; do printf '[%4ds] %s\n' $((SECONDS - t0)) "$l"; done
-	echo "== dmemfs_test exit ${PIPESTATUS[0]} after $((SECONDS - t0))s"
-	tap_results dmemfs_test "$log"
-	grep -q '^# Totals:' "$log" || fail dmemfs_test.complete "no TAP totals: the program died or timed out"
-else
-	fail dmemfs_test.complete "$bin not built"
-fi
+# ---- dmemfs_test, dmemfs_vm_test (kselftest harness, TAP on stdout)
+for prog in dmemfs_test dmemfs_vm_test; do
+	log=/tmp/$prog.log
+	bin=$build/guest/$prog
+	if [ -x "$bin" ]; then
+		echo "== $bin"
+		t0=$SECONDS
+		# The console copy gets elapsed seconds; $log stays plain TAP.
+		timeout -k 5 900 "$bin" 2>&1 | tee "$log" |
+			while IFS= read -r l; do printf '[%4ds] %s\n' $((SECONDS - t0)) "$l"; done
+		echo "== $prog exit ${PIPESTATUS[0]} after $((SECONDS - t0))s"
+		tap_results "$prog" "$log"
+		grep -q '^# Totals:' "$log" || fail "$prog.complete" "no TAP totals: the program died or timed out"
+	else
+		fail "$prog.complete" "$bin not built"
+	fi
+done
 
 # ---- KUnit: our two suites must be present and all ok; every other too
 # Counts come from the suite's TAP block in the kernel log (test cases and

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dmemfs as VM memory: huge leaves, every mempolicy mode, the file's own
- * policy, fallocate/punch hole, MADV_POPULATE_WRITE, GUP users, fork,
- * mremap, mprotect, /proc/PID/mem and truncate racing with faults.
+ * dmemfs_vm_test: dmemfs as VM memory, in the L1 test VM (kselftest
+ * harness): huge leaves, every mempolicy mode, the file's own policy,
+ * fallocate/punch hole, MADV_POPULATE_WRITE, GUP users, fork, mremap,
+ * mprotect, /proc/PID/mem and truncate racing with faults.
  *
- * Included by dmemfs_test.c: the tests run for each page-size variant of
- * its dmemfs fixture and use its helpers (stats, kmsg, patterns).
+ *   dmemfs_vm_test            run all tests (TAP on stdout)
+ *   dmemfs_vm_test --list     print the test names, one a line, and exit
+ *
+ * The tests run for each page-size variant of the dmemfs fixture of
+ * dmemfs_fixture.h, shared with dmemfs_test, and use its helpers (pool
+ * counters, kernel log, patterns).
  */
+#include "dmemfs_fixture.h"
+
 #include <linux/loop.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
@@ -1205,4 +1212,13 @@ TEST_F_TIMEOUT(dmemfs, long_calls_yield, 600)
 	close(fd);
 	unlink_in(_metadata, self->dir, "long");
 	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--list"))
+		return harness_list_tests();
+	kmsg_mark("dmemfs_vm_test: start");
+	harness_filter_env();
+	return test_harness_run(argc, argv);
 }
