@@ -55,12 +55,12 @@ for c in $(git -C "$tree" rev-list --reverse base..HEAD); do
 	res=$obj/boot-$n
 	rm -rf "$res"
 	ACCEL=tcg L1_TIMEOUT=300 RESULTS=$res KERNEL=$obj/arch/x86/boot/bzImage \
-		"$top/nested-test/host/boot-l1.sh" "$top/nested-test/l1/bisect-l1.sh" \
+		"$top/nested-test/host/boot-l1.sh" --area=bisect "$top/nested-test/l1/bisect-l1.sh" \
 		"${features[@]}" > "$res.log" 2>&1
-	bad=$(grep -m1 '^FAIL:' "$res/nested.results" 2> /dev/null ||
+	bad=$(grep -m1 '^FAIL:' "$res/bisect.results" 2> /dev/null ||
 		echo "no boot results (${res#"$top"/}.log)")
-	if grep -q '^PASS: nested.l1-boot' "$res/nested.results" 2> /dev/null && ! grep -q '^FAIL:' "$res/nested.results"; then
-		echo "PASS: bisect: $name (bzImage, booted: $(grep -c '^PASS:' "$res/nested.results") checks${features[*]:+, has ${features[*]}})"
+	if grep -q '^PASS: bisect.l1-boot' "$res/bisect.results" 2> /dev/null && ! grep -q '^FAIL:' "$res/bisect.results"; then
+		echo "PASS: bisect: $name (bzImage, booted: $(grep -c '^PASS:' "$res/bisect.results") checks${features[*]:+, has ${features[*]}})"
 	else
 		echo "FAIL: bisect: $name: boot: $(echo "$bad" | cut -c1-200)"
 		rc=1

@@ -113,16 +113,32 @@ nested: kernel guest
 	@$(TOP)/nested-test/host/run-l1.sh
 	@cat $(RESULTS)/nested.results
 
-# A make test step: never fails make, always leaves result lines.
+# ---- make test's L1 steps.  Each boots L1s of its own; none fails make, and
+# each leaves result lines ($(RESULTS)/NAME.results).  What they need is built
+# once by l1-inputs: the guest programs (from the kernel tree, so after
+# test-kernel) and the host binaries L1 runs (the objects test-unit and
+# test-capacity build, so after them: make -j never builds one file from two
+# sub-makes).  boot-l1.sh's lock runs one L1 at a time, so the steps have no
+# order among themselves.
+.PHONY: l1-inputs
+l1-inputs: test-kernel test-unit test-capacity
+	@mkdir -p $(RESULTS); rm -f $(RESULTS)/l1-blocked; \
+	grep -qs '^PASS' $(RESULTS)/kernel.results || echo "kernel build failed" > $(RESULTS)/l1-blocked; \
+	[ -e $(RESULTS)/l1-blocked ] || $(MAKE) --no-print-directory guest userspace capacity liveupdate \
+	  > $(BUILD)/l1-inputs.log 2>&1 || echo "guest or userspace build failed (build/l1-inputs.log)" > $(RESULTS)/l1-blocked
+
+# $(call l1_step,NAME,COMMAND): run COMMAND (which writes $(RESULTS)/NAME.results)
+# unless l1-inputs is blocked; NAME.results always ends up with result lines
+define l1_step
+	@if [ -e $(RESULTS)/l1-blocked ]; then \
+	  echo "FAIL: $(1): not run ($$(cat $(RESULTS)/l1-blocked))" > $(RESULTS)/$(1).results; \
+	else $(2) > $(BUILD)/$(1).log 2>&1 || true; fi; \
+	[ -s $(RESULTS)/$(1).results ] || echo "FAIL: $(1): wrote no results (build/$(1).log)" > $(RESULTS)/$(1).results
+endef
+
 TEST_STEPS += test-nested
-# after the userspace and capacity steps: L1 runs their binaries (make -j)
-test-nested: test-kernel test-unit test-capacity
-	@mkdir -p $(RESULTS); blocked=; \
-	grep -qs '^PASS' $(RESULTS)/kernel.results || blocked="kernel build failed"; \
-	$(MAKE) --no-print-directory guest > $(RESULTS)/guest-build.log 2>&1 || \
-	  blocked="$${blocked:+$$blocked; }guest build failed (build/results/guest-build.log)"; \
-	NESTED_BLOCKED="$$blocked" $(TOP)/nested-test/host/run-l1.sh || true; \
-	[ -s $(RESULTS)/nested.results ] || echo "FAIL: nested: run-l1.sh wrote no results" > $(RESULTS)/nested.results
+test-nested: l1-inputs
+	$(call l1_step,nested,$(TOP)/nested-test/host/run-l1.sh)
 
 # ---- the dmem= boot matrix: every form, several boots each, KASLR on
 .PHONY: boot-matrix test-boot
@@ -130,63 +146,40 @@ boot-matrix: kernel guest
 	@$(TOP)/nested-test/host/boot-matrix.sh
 	@cat $(RESULTS)/boot.results
 TEST_STEPS += test-boot
-# after the trunk run: one L1 at a time
-test-boot: test-nested
-	@mkdir -p $(RESULTS); \
-	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  $(TOP)/nested-test/host/boot-matrix.sh > $(BUILD)/boot-matrix.log 2>&1 || true; \
-	else echo "FAIL: boot: not run (kernel build failed)" > $(RESULTS)/boot.results; fi; \
-	[ -s $(RESULTS)/boot.results ] || echo "FAIL: boot: the matrix wrote no results" > $(RESULTS)/boot.results
+test-boot: l1-inputs
+	$(call l1_step,boot,$(TOP)/nested-test/host/boot-matrix.sh)
 
 # ---- files carried over kexec (nested-test/l1/kexec-l1.sh): an L1 of its own
 # that kexecs itself twice
+KEXEC_L1 = $(TOP)/nested-test/host/boot-l1.sh --area=kexec $(TOP)/nested-test/l1/kexec-l1.sh
 .PHONY: kexec test-kexec
 kexec: kernel guest
-	@RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/kexec-l1.sh
-	@cat $(RESULTS)/kexec/nested.results
+	@$(KEXEC_L1)
+	@cat $(RESULTS)/kexec.results
 TEST_STEPS += test-kexec
-# after the boot matrix: one L1 at a time
-test-kexec: test-boot
-	@mkdir -p $(RESULTS); \
-	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  RESULTS=$(RESULTS)/kexec $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/kexec-l1.sh > $(BUILD)/kexec.log 2>&1; \
-	  sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: kexec./' $(RESULTS)/kexec/nested.results > $(RESULTS)/kexec.results 2> /dev/null; \
-	else echo "FAIL: kexec: not run (kernel build failed)" > $(RESULTS)/kexec.results; fi; \
-	[ -s $(RESULTS)/kexec.results ] || echo "FAIL: kexec: boot-l1.sh wrote no results (build/kexec.log)" > $(RESULTS)/kexec.results
+test-kexec: l1-inputs
+	$(call l1_step,kexec,$(KEXEC_L1))
 
 # ---- L2 guests carried over a kexec of L1 by dmem-liveupdate
 # (nested-test/l1/liveupdate-l1.sh, through run-liveupdate.sh, which retries a
 # fresh L1 after TCG's vCPU-thread crash): an L1 of its own, with a disk for
 # the guests' device state
-LU_DISK := $(BUILD)/l1-liveupdate.img
 .PHONY: liveupdate-l1 test-liveupdate
 liveupdate-l1: kernel userspace capacity liveupdate guest
-	@rm -f $(LU_DISK); truncate -s 6G $(LU_DISK)
-	@L1_DISK=$(LU_DISK) RESULTS=$(RESULTS)/liveupdate $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/liveupdate-l1.sh
-	@rm -f $(LU_DISK); cat $(RESULTS)/liveupdate/nested.results
+	@$(TOP)/nested-test/host/run-liveupdate.sh
+	@cat $(RESULTS)/liveupdate.results
 TEST_STEPS += test-liveupdate
-# after the kexec step: one L1 at a time
-test-liveupdate: test-kexec
-	@mkdir -p $(RESULTS); \
-	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  $(TOP)/nested-test/host/run-liveupdate.sh > $(BUILD)/liveupdate.log 2>&1; \
-	else echo "FAIL: liveupdate: not run (kernel build failed)" > $(RESULTS)/liveupdate.results; fi; \
-	[ -s $(RESULTS)/liveupdate.results ] || echo "FAIL: liveupdate: run-liveupdate.sh wrote no results (build/liveupdate.log)" > $(RESULTS)/liveupdate.results
+test-liveupdate: l1-inputs
+	$(call l1_step,liveupdate,$(TOP)/nested-test/host/run-liveupdate.sh)
 
 # ---- machine checks raised for real (nested-test/l1/mce-l1.sh, mce_test): an
 # L1 of its own, under TCG with an Intel CPU model (Intel's severity table)
 MCE_L1 = ACCEL=tcg L1_TIMEOUT=600 L1_CPU=max,vendor=GenuineIntel,family=6,model=85,stepping=7 \
-	RESULTS=$(RESULTS)/mce $(TOP)/nested-test/host/boot-l1.sh $(TOP)/nested-test/l1/mce-l1.sh
+	$(TOP)/nested-test/host/boot-l1.sh --area=mce $(TOP)/nested-test/l1/mce-l1.sh
 .PHONY: mce test-mce
 mce: kernel guest
 	@$(MCE_L1)
-	@cat $(RESULTS)/mce/nested.results
+	@cat $(RESULTS)/mce.results
 TEST_STEPS += test-mce
-# after the live update step: one L1 at a time
-test-mce: test-liveupdate
-	@mkdir -p $(RESULTS); \
-	if grep -qs '^PASS' $(RESULTS)/kernel.results; then \
-	  $(MCE_L1) > $(BUILD)/mce.log 2>&1; \
-	  sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: mce./' $(RESULTS)/mce/nested.results > $(RESULTS)/mce.results 2> /dev/null; \
-	else echo "FAIL: mce: not run (kernel build failed)" > $(RESULTS)/mce.results; fi; \
-	[ -s $(RESULTS)/mce.results ] || echo "FAIL: mce: boot-l1.sh wrote no results (build/mce.log)" > $(RESULTS)/mce.results
+test-mce: l1-inputs
+	$(call l1_step,mce,$(MCE_L1))

@@ -3,14 +3,16 @@
 # what it reports on its results channel: the generic tool under every L1
 # run.  The trunk (run-l1.sh) sources it; make accept, demo and bench run it.
 #
-#   nested-test/host/boot-l1.sh [--baseline] SCRIPT [ARG...]
+#   nested-test/host/boot-l1.sh [--area=AREA] [--baseline] SCRIPT [ARG...]
 #       one boot with dmem=$DMEM running SCRIPT ARG... (l1.script=,
-#       l1.args=).  $RESULTS/nested.results gets its PASS:/FAIL:/SKIP:
-#       lines and notes, nested.l1-boot, nested.l1-poweroff and
-#       nested.console-clean, and a FAIL for each check of `SCRIPT --list`
-#       that never reported.  --baseline first boots without dmem= for the
-#       memory accounting (l1-trunk.sh --meminfo-only) and hands its numbers
-#       to SCRIPT as --base=... (what make bench compares against).
+#       l1.args=).  $RESULTS/AREA.results (AREA: nested unless given) gets
+#       its PASS:/FAIL:/SKIP: lines and notes, AREA.l1-boot,
+#       AREA.l1-poweroff and AREA.console-clean, and a FAIL for each check
+#       of `SCRIPT --list` that never reported; the consoles go to
+#       $RESULTS/l1/ (AREA nested) or $RESULTS/AREA-l1/.  --baseline first
+#       boots without dmem= for the memory accounting (l1-trunk.sh
+#       --meminfo-only) and hands its numbers to SCRIPT as --base=... (what
+#       make bench compares against).
 #   nested-test/host/boot-l1.sh --probe
 #       say which accelerator would be used
 #   . nested-test/host/boot-l1.sh --lib
@@ -54,8 +56,16 @@ L1_POWEROFF_GRACE=${L1_POWEROFF_GRACE:-30}
 L1_APPEND=${L1_APPEND-}
 L1_DISK=${L1_DISK-} # a raw image L1 sees as /dev/vda (state that outlives a kexec)
 QEMU=${QEMU:-qemu-system-x86_64}
-out=$RESULTS/nested.results
+# --area=AREA (first): the results file and the names of the boot's own checks
+area=nested
+if [[ ${1:-} = --area=* ]]; then
+	area=${1#--area=}
+	shift
+	[[ $area =~ ^[a-z][a-z0-9-]*$ ]] || { echo "boot-l1.sh: bad --area=$area" >&2; exit 2; }
+fi
+out=$RESULTS/$area.results
 work=$RESULTS/l1
+[ "$area" = nested ] || work=$RESULTS/$area-l1
 mkdir -p "$RESULTS" "$work"
 
 say() { printf '[nested] %s\n' "$*" >&2; }
@@ -71,9 +81,9 @@ finish() {
 }
 # fail_all REASON: one FAIL per expected result, plus the boot itself
 fail_all() {
-	add "FAIL: nested.l1-boot: $1"
-	add "FAIL: nested.l1-poweroff: not run ($1)"
-	add "FAIL: nested.console-clean: not run ($1)"
+	add "FAIL: $area.l1-boot: $1"
+	add "FAIL: $area.l1-poweroff: not run ($1)"
+	add "FAIL: $area.console-clean: not run ($1)"
 	local e
 	for e in "${expected[@]}"; do add "FAIL: $e: not run ($1)"; done
 	finish
@@ -87,11 +97,11 @@ expect_missing() {
 			add "FAIL: $e: no result ($1)"
 	done
 }
-# console_clean NAME: nested.console-clean on boot NAME's console
+# console_clean NAME: $area.console-clean on boot NAME's console
 console_clean() {
 	local bad
 	bad=$(tr -d '\r' < "$work/$1-console.log" | grep -E "$L1_SPLAT_RE" | grep -vE "$L1_SPLAT_NOT_RE" | head -2 | tr -s ' \n' ' ')
-	if [ -z "$bad" ]; then add "PASS: nested.console-clean"; else add "FAIL: nested.console-clean: $bad"; fi
+	if [ -z "$bad" ]; then add "PASS: $area.console-clean"; else add "FAIL: $area.console-clean: $bad"; fi
 }
 
 # ---- the L1 machine
@@ -200,17 +210,17 @@ add_results() {
 	done
 	return $seen
 }
-# boot_verdict NAME: nested.l1-boot and nested.l1-poweroff of the boot that
+# boot_verdict NAME: $area.l1-boot and $area.l1-poweroff of the boot that
 # just ended, from its results (already added: pass DONE=1); sets why, the
 # reason given to checks that never reported
 boot_verdict() {
 	local name=$1 done=$2
 	if [ -n "$done" ]; then
-		add "PASS: nested.l1-boot"
+		add "PASS: $area.l1-boot"
 		if [ -n "$powered_off" ]; then
-			add "PASS: nested.l1-poweroff"
+			add "PASS: $area.l1-poweroff"
 		else
-			add "FAIL: nested.l1-poweroff: no power-off ${L1_POWEROFF_GRACE}s after the results; last console line: $(last_console "$name")"
+			add "FAIL: $area.l1-poweroff: no power-off ${L1_POWEROFF_GRACE}s after the results; last console line: $(last_console "$name")"
 		fi
 		why="missing from the results channel"
 		return
@@ -220,8 +230,8 @@ boot_verdict() {
 	else
 		why="L1 stopped before the end (rc $boot_rc)"
 	fi
-	add "FAIL: nested.l1-boot: $why; last console line: $(last_console "$name")"
-	add "FAIL: nested.l1-poweroff: not reached ($why)"
+	add "FAIL: $area.l1-boot: $why; last console line: $(last_console "$name")"
+	add "FAIL: $area.l1-poweroff: not reached ($why)"
 }
 
 # l1_test_boot SCRIPT [ARG...]: the boot with dmem=$DMEM that runs SCRIPT;
@@ -295,7 +305,7 @@ if [ "${1:-}" = --probe ]; then
 	echo "$accel ($probe_why)"
 	exit 0
 fi
-[ $# -ge 1 ] || { echo "usage: $0 [--baseline] SCRIPT [ARG...] | --probe" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [--area=AREA] [--baseline] SCRIPT [ARG...] | --probe" >&2; exit 2; }
 script=$1
 shift
 l1_ready "$script"

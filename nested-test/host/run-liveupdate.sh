@@ -18,13 +18,13 @@ skips=()
 for attempt in 1 2 3; do
 	rm -rf "$RESULTS/liveupdate" "$disk"
 	truncate -s 6G "$disk"
-	L1_DISK=$disk RESULTS=$RESULTS/liveupdate "$here/boot-l1.sh" "$here/../l1/liveupdate-l1.sh"
+	L1_DISK=$disk RESULTS=$RESULTS/liveupdate "$here/boot-l1.sh" --area=liveupdate "$here/../l1/liveupdate-l1.sh"
 	rm -f "$disk"
-	accel=$(sed -n 's/^# accelerator: -accel \([a-z]*\).*/\1/p' "$RESULTS/liveupdate/nested.results" 2> /dev/null | head -1)
-	if grep -qs '^FAIL' "$RESULTS/liveupdate/nested.results" && [ "$attempt" -lt 3 ] &&
-		evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/l1/test-console.log" \
-			"$(grep -c '^SKIP: .*retried: ' "$RESULTS/liveupdate/nested.results")"); then
-		cp "$RESULTS/liveupdate/l1/test-console.log" "$RESULTS/l1-liveupdate-attempt$attempt-console.log"
+	accel=$(sed -n 's/^# accelerator: -accel \([a-z]*\).*/\1/p' "$RESULTS/liveupdate/liveupdate.results" 2> /dev/null | head -1)
+	if grep -qs '^FAIL' "$RESULTS/liveupdate/liveupdate.results" && [ "$attempt" -lt 3 ] &&
+		evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/liveupdate-l1/test-console.log" \
+			"$(grep -c '^SKIP: .*retried: ' "$RESULTS/liveupdate/liveupdate.results")"); then
+		cp "$RESULTS/liveupdate/liveupdate-l1/test-console.log" "$RESULTS/l1-liveupdate-attempt$attempt-console.log"
 		skips+=("SKIP: liveupdate.attempt$attempt: retried in a fresh L1: $evidence (console: l1-liveupdate-attempt$attempt-console.log)")
 		continue
 	fi
@@ -32,7 +32,7 @@ for attempt in 1 2 3; do
 done
 {
 	printf '%s\n' "${skips[@]}"
-	sed 's/^\(PASS\|FAIL\|SKIP\): nested\./\1: liveupdate./' "$RESULTS/liveupdate/nested.results" 2> /dev/null
+	cat "$RESULTS/liveupdate/liveupdate.results" 2> /dev/null
 } | sed '/^$/d' > "$out"
 grep -qs '^\(PASS\|FAIL\)' "$out" || echo "FAIL: liveupdate: boot-l1.sh wrote no results (build/liveupdate.log)" >> "$out"
 exit 0
