@@ -41,6 +41,7 @@ kernel-modular: deps
 include userspace.mk
 include capacity/capacity.mk
 include liveupdate/liveupdate.mk
+include setup/setup.mk
 include guest-images/guest.mk
 include nested-test/nested.mk
 include nested-test/acceptance.mk

@@ -31,7 +31,7 @@ US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) 
 
 US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/util/*.c $(TOP)/libdmemfs-host/model/*.c)
 US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c $(TOP)/qemu-memdev-wrapper/qmp.c
-US_TESTS    := test-lib test-hook test-wrapper test-liveupdate
+US_TESTS    := test-lib test-hook test-wrapper test-liveupdate test-setup
 
 us_obj = $(patsubst $(TOP)/%.c,$(US_OBJ)/%.o,$(1))
 
@@ -76,6 +76,9 @@ $(US_OBJ)/tests/%.o: $(TOP)/libvirt-hook/tests/%.c
 $(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) -I$(TOP)/qemu-memdev-wrapper $(US_TEST_DEFS) -c $< -o $@
+$(US_OBJ)/tests/%.o: $(TOP)/setup/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) -I$(TOP)/liveupdate $(US_TEST_DEFS) -c $< -o $@
@@ -155,6 +158,8 @@ install: userspace capacity liveupdate
 	install -D -m 0755 $(CAP_BIN) $(DESTDIR)$(PREFIX)/bin/dmem-capacity
 	install -D -m 0644 $(TOP)/capacity/dmem-capacity.1 $(DESTDIR)$(PREFIX)/share/man/man1/dmem-capacity.1
 	install -D -m 0755 $(BUILD)/bin/dmem-liveupdate $(DESTDIR)$(PREFIX)/sbin/dmem-liveupdate
+	install -D -m 0755 $(US_BIN)/dmemfs-host-setup $(DESTDIR)$(PREFIX)/sbin/dmemfs-host-setup
+	install -D -m 0644 $(TOP)/setup/dmemfs-host-setup.8 $(DESTDIR)$(PREFIX)/share/man/man8/dmemfs-host-setup.8
 	install -D -m 0644 $(TOP)/liveupdate/dmem-liveupdate.8 $(DESTDIR)$(PREFIX)/share/man/man8/dmem-liveupdate.8
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf ]; then \
 	  echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/dmemfs-host.conf"; \

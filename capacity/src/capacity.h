@@ -193,7 +193,6 @@ gboolean cap_shapes_from_libvirt(const cap_host *h, const char *uri, GPtrArray *
 				 GError **error);
 
 /* A host read over libvirt (--connect). */
-#define CAP_POOL_PREFIX "dmem-node" /* storage pool of a dmemfs nodes=N mount */
 typedef struct {
 	const char *uri;
 	char *hostname;

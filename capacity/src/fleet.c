@@ -2,6 +2,7 @@
 /* --connect: one row per host and the fleet's total. */
 #include <string.h>
 
+#include "nodepool.h"
 #include "render.h"
 
 /* the models of the fleet table, and the peers that "gain" compares with */
@@ -69,7 +70,7 @@ char *cap_fleet_table(const cap_fleet_host *f, int n)
 	}
 	nrows = nshapes + (mx != NULL);
 	g_string_append_printf(o, "dmem-capacity: %d host%s over libvirt. dmem per node: the dir storage "
-			       "pools " CAP_POOL_PREFIX "<N> (statfs of a dmemfs nodes=N mount),\n"
+			       "pools " DMEM_NODEPOOL_PREFIX "<N> (statfs of a dmemfs nodes=N mount),\n"
 			       "as last refreshed (--refresh: refreshed first); RAM modelled from each "
 			       "node's MemTotal; reserve measured per host.\n\n",
 			       n, n == 1 ? "" : "s");

@@ -14,6 +14,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include "dmem-xml.h"
+#include "nodepool.h"
 
 #include "capacity.h"
 
@@ -155,14 +156,6 @@ static gboolean read_capabilities(cap_host *h, virConnectPtr conn, cap_remote *r
 	return TRUE;
 }
 
-/* "dmem-node<N>" -> N */
-static bool pool_node(const char *name, guint64 *node)
-{
-	return g_str_has_prefix(name, CAP_POOL_PREFIX) &&
-	       g_ascii_string_to_unsigned(name + strlen(CAP_POOL_PREFIX), 10, 0,
-					  DMEM_MAX_NODES - 1, node, NULL);
-}
-
 /* The dmem of each node from its storage pool, refreshed where the connection may. */
 static gboolean read_pools(cap_host *h, virConnectPtr conn, cap_remote *r, GError **error)
 {
@@ -177,10 +170,10 @@ static gboolean read_pools(cap_host *h, virConnectPtr conn, cap_remote *r, GErro
 	for (int i = 0; i < n; i++) {
 		const char *name = virStoragePoolGetName(pools[i]);
 		virStoragePoolInfo info;
-		guint64 id;
+		guint id;
 		cap_node *node;
 
-		if (ok && pool_node(name, &id)) {
+		if (ok && dmem_nodepool_parse(name, &id)) {
 			g_autofree char *what = g_strdup_printf("%s of %s", name, r->uri);
 
 			if (r->refreshed && virStoragePoolRefresh(pools[i], 0) < 0) {

@@ -2,6 +2,7 @@
 /* The report: every model and shape of one host computed once, for the renderers. */
 #include <string.h>
 
+#include "nodepool.h"
 #include "render.h"
 
 static void warn(cap_report *r, char *msg)
@@ -36,7 +37,7 @@ void cap_report_build(cap_report *r, const cap_host *h, cap_shape **shapes, int 
 	}
 	r->keep = cap_round_up(r->keep, CAP_MIB);
 	if (h->remote && !h->has_dmem)
-		warn(r, g_strdup("no active storage pool named " CAP_POOL_PREFIX "<N>: the dmem figures are zero"));
+		warn(r, g_strdup("no active storage pool named " DMEM_NODEPOOL_PREFIX "<N>: the dmem figures are zero"));
 	else if (h->live && !h->has_dmem)
 		warn(r, g_strdup("no dmem pool found (sys/kernel/mm/dmem): the dmem figures are zero"));
 	else if (h->live && !cap_host_dmem_booted(h))

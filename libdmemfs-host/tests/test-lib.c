@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* libdmemfs-host: page sizes, nodesets, config, sysfs stats, files. */
 #include "dmem-xml.h"
+#include "nodepool.h"
 #include "testutil.h"
 
 #include <errno.h>
@@ -606,6 +607,34 @@ static void test_set_mark(void)
 	g_assert_false(g_file_test(m1, G_FILE_TEST_EXISTS));
 }
 
+/* The dmem-node<N> contract: names both ways, and the pool XML read back. */
+static void test_nodepool(void)
+{
+	const char *const bad[] = { "dmem-node", "dmem-node07", "dmem-node-1", "dmem-node1x",
+				    "dmem-node1024", "xdmem-node1", "dmem-node 1", "" };
+	g_autofree char *name = dmem_nodepool_name(7);
+	g_autofree char *xml = dmem_nodepool_xml("/run/dmemfs-stats", 7);
+	g_autofree char *opts = dmem_nodepool_mount_options(7);
+	guint n = 99;
+
+	g_assert_cmpstr(name, ==, "dmem-node7");
+	g_assert_true(dmem_nodepool_parse(name, &n));
+	g_assert_cmpuint(n, ==, 7);
+	g_assert_true(dmem_nodepool_parse("dmem-node1023", &n));
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++)
+		g_assert_false(dmem_nodepool_parse(bad[i], &n));
+	g_assert_false(dmem_nodepool_parse(NULL, &n));
+	g_assert_cmpstr(opts, ==, "pagesize=2M,nodes=7");
+	g_assert_true(dmem_nodepool_xml_matches(xml, "/run/dmemfs-stats", 7));
+	g_assert_false(dmem_nodepool_xml_matches(xml, "/run/dmemfs-stats", 6));
+	g_assert_false(dmem_nodepool_xml_matches(xml, "/elsewhere", 7));
+	g_assert_false(dmem_nodepool_xml_matches("<pool type='logical'><name>dmem-node7</name>"
+						 "<target><path>/run/dmemfs-stats/node7</path>"
+						 "</target></pool>", "/run/dmemfs-stats", 7));
+	g_assert_false(dmem_nodepool_xml_matches("<pool", "/run/dmemfs-stats", 7));
+	g_assert_false(dmem_nodepool_xml_matches(NULL, "/run/dmemfs-stats", 7));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -629,5 +658,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/config/mount-iterator", test_config_mount_iter);
 	g_test_add_func("/lib/domain/path", test_domain_path);
 	g_test_add_func("/lib/domain/set-mark", test_set_mark);
+	g_test_add_func("/lib/nodepool", test_nodepool);
 	return g_test_run();
 }

@@ -17,6 +17,7 @@ M1G=${DMEMFS_1G_MOUNT:-/run/dmemfs/1G}
 PREFIX=/usr/local
 WRAPPER=$PREFIX/bin/qemu-memdev-wrapper
 HOOK=/etc/libvirt/hooks/qemu.d/dmemfs
+SETUP=$PREFIX/sbin/dmemfs-host-setup
 IMAGES=/var/lib/libvirt/images
 SERIAL_DIR=/var/log/libvirt/qemu
 L2_KERNEL=${L2_KERNEL:-$BUILD/bzImage}

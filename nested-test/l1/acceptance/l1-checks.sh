@@ -25,7 +25,7 @@ T0=$SECONDS
 
 result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission capacity-live capacity-fleet refuse-unservable reconnect soak soak-dmesg cleanup)
+	admission capacity-live host-setup capacity-fleet refuse-unservable reconnect soak soak-dmesg cleanup)
 if [ "${1:-}" = --list ]; then
 	printf 'accept.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -231,22 +231,66 @@ capacity_live() {
 	fi
 }
 
-# ---- 4c. the fleet view over libvirt, read while the admission guests run:
-# a dmemfs nodes=N instance per node under a dir storage pool dmem-node<N>;
+# ---- 4c. dmemfs-host-setup, while the admission guests run: up refuses a
+# dmem-node<N> pool defined otherwise and undoes what it did; up makes a
+# nodes=N instance per node under /run/dmemfs-stats and a running,
+# autostarted dir pool dmem-node<N> on it; a second up changes nothing.
+# host_setup_down (after the fleet check): down removes both and leaves the
+# mounts that hold the running guests' files.
+SETUP_ST=/run/dmemfs-stats
+setup_state() { # pools and stats mounts, one line
+	local n
+	for n in 0 1; do
+		printf 'node%s: pool %s, %s; ' "$n" \
+			"$(virsh pool-info dmem-node$n 2> /dev/null | awk '/^State:/ {s=$2} /^Autostart:/ {a=$2} END {print (s ? s "/" a : "none")}')" \
+			"$(grep " $SETUP_ST/node$n dmemfs " /proc/mounts | awk '{print $4}' | grep -o 'nodes=[0-9]*' || echo 'not mounted')"
+	done
+}
+host_setup_up() {
+	local out want
+	SETUP_WHY=''
+	virsh pool-define-as dmem-node1 dir --target /tmp/acc-foreign > /dev/null 2>&1
+	if out=$("$SETUP" up 2>&1); then
+		SETUP_WHY="up with a foreign dmem-node1 succeeded: $out;"
+	elif ! printf '%s' "$out" | grep -q 'dmem-node1 exists with another definition.*nothing changed'; then
+		SETUP_WHY="up with a foreign dmem-node1: '$out';"
+	fi
+	virsh pool-undefine dmem-node1 > /dev/null 2>&1
+	want='node0: pool none, not mounted; node1: pool none, not mounted; '
+	[ "$(setup_state)" = "$want" ] || SETUP_WHY="$SETUP_WHY after the refused up: $(setup_state);"
+	out=$("$SETUP" up 2>&1) || SETUP_WHY="$SETUP_WHY up: $out;"
+	want='node0: pool running/yes, nodes=0; node1: pool running/yes, nodes=1; '
+	[ "$(setup_state)" = "$want" ] || SETUP_WHY="$SETUP_WHY after up: $(setup_state);"
+	out=$("$SETUP" up 2>&1)
+	printf '%s' "$out" | grep -q 'up: 0 mount(s) made, 2 storage pool(s)' ||
+		SETUP_WHY="$SETUP_WHY a second up: $out;"
+}
+host_setup_down() {
+	local out
+	out=$("$SETUP" down 2>&1) || SETUP_WHY="$SETUP_WHY down: $out;"
+	printf '%s' "$out" | grep -q 'down: 2 storage pool(s)' || SETUP_WHY="$SETUP_WHY down said: $out;"
+	[ "$(setup_state)" = 'node0: pool none, not mounted; node1: pool none, not mounted; ' ] ||
+		SETUP_WHY="$SETUP_WHY after down: $(setup_state);"
+	[ ! -e $SETUP_ST ] || SETUP_WHY="$SETUP_WHY $SETUP_ST left behind;"
+	is_dmemfs "$M2" || SETUP_WHY="$SETUP_WHY $M2 (guest files) unmounted;"
+	out=$("$SETUP" down 2>&1)
+	printf '%s' "$out" | grep -q 'down: 0 storage pool(s)' || SETUP_WHY="$SETUP_WHY a second down: $out;"
+	if [ -z "$SETUP_WHY" ]; then
+		pass host-setup "up refused a foreign dmem-node1 and undid itself; up: pools running and autostarted on nodes=N instances; up again: no change; down: pools and instances gone, $M2 with guest files kept"
+	else
+		SETUP_WHY=${SETUP_WHY%;}
+		fail host-setup "${SETUP_WHY# }"
+	fi
+}
+
+# ---- 4d. the fleet view over libvirt, read while the admission guests run:
+# the dmem-node<N> pools dmemfs-host-setup made (4c);
 # dmem-capacity --connect reads this host over two libvirt connections (the
 # second one counted once) and the test driver as a host without dmem, and
 # gives the pool of each node as sysfs has it (free in whole 2M dpages), the
 # same guests as the local read, and the same figures in --prometheus
 capacity_fleet() {
-	local st=/run/dmemfs-stats n out prom wrong='' local_json
-	for n in 0 1; do
-		mkdir -p $st/node$n
-		mount -t dmemfs -o pagesize=2M,nodes=$n none $st/node$n ||
-			wrong="$wrong mount -o nodes=$n failed;"
-		virsh pool-define-as dmem-node$n dir --target $st/node$n > /dev/null 2>&1 &&
-			virsh pool-start dmem-node$n > /dev/null 2>&1 ||
-			wrong="$wrong pool dmem-node$n: $(virsh pool-info dmem-node$n 2>&1 | tr -s '\n' ' ');"
-	done
+	local n out prom wrong='' local_json
 	local_json=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json 2> /dev/null)
 	out=$("$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest "$shape" --json --refresh \
 		--connect qemu:///system --connect qemu+unix:///system --connect test:///default 2> /tmp/acc-fleet.err)
@@ -285,11 +329,6 @@ print("fleet: %d hosts, node0 free %d MiB, dmem-booted %d, total 4K %d" % (len(h
 		want=$(cat "$SYSFS/node$n/total_bytes")
 		[ "$got" = "$want" ] || wrong="$wrong --prometheus node$n total ${got:-none} (sysfs $want);"
 	done
-	for n in 0 1; do
-		virsh pool-destroy dmem-node$n > /dev/null 2>&1
-		virsh pool-undefine dmem-node$n > /dev/null 2>&1
-		umount $st/node$n 2> /dev/null
-	done
 	if [ -z "$wrong" ]; then
 		pass capacity-fleet "$(tail -1 /tmp/acc-fleet.err); over libvirt = sysfs on both nodes, the second connection counted once, --prometheus labelled by host"
 	else
@@ -318,6 +357,7 @@ if ! [ "${N:-x}" -ge 1 ] 2> /dev/null; then
 	fail admission "no prediction from dmem-capacity: $(head -1 /tmp/acc-cap.err)"
 	fail capacity-live "not run (no admission guests)"
 	fail capacity-fleet "not run (no admission guests)"
+	fail host-setup "not run (no admission guests)"
 else
 	started=0 refused='' adm_err=''
 	for i in $(seq 0 "$N"); do
@@ -336,7 +376,9 @@ else
 	printf '%s\n' "$adm_err" | sed 's/^/[accept] virsh: /' >&2
 	peak="$(pool_mib)"
 	capacity_live
+	host_setup_up
 	capacity_fleet
+	host_setup_down
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1

@@ -86,19 +86,10 @@ show_cmd "$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest 64M@0+128M@1 --gu
 	{ ok=; show "dmem-capacity failed"; }
 
 section "the same host as a fleet sees it (dmem-capacity --connect, over libvirt)"
-show "each node's pool as a libvirt storage pool: a dmemfs nodes=N instance under a dir pool dmem-nodeN"
-for n in 0 1; do
-	mkdir -p /run/dmemfs-stats/node$n
-	show_cmd mount -t dmemfs -o pagesize=2M,nodes=$n none /run/dmemfs-stats/node$n &&
-		virsh pool-define-as dmem-node$n dir --target /run/dmemfs-stats/node$n > /dev/null &&
-		virsh pool-start dmem-node$n > /dev/null || ok=
-done
+show "each node's pool as a libvirt storage pool dmem-nodeN, on a dmemfs nodes=N instance (dmemfs-host-setup)"
+show_cmd "$SETUP" up || ok=
 show_cmd "$BUILD/bin/dmem-capacity" --dmem-pagesize 2M --guest 64M@0+128M@1 --guest 1G@0+1G@1 \
 	--connect qemu:///system --connect test:///default || { ok=; show "dmem-capacity --connect failed"; }
-for n in 0 1; do
-	virsh pool-destroy dmem-node$n > /dev/null 2>&1
-	virsh pool-undefine dmem-node$n > /dev/null 2>&1
-	umount /run/dmemfs-stats/node$n 2> /dev/null
-done
+show_cmd "$SETUP" down || ok=
 virsh undefine "$name" > /dev/null 2>&1
 finish
