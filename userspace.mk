@@ -101,7 +101,7 @@ test-unit:
 	if ! $(MAKE) --no-print-directory userspace $(US_TEST_BINS) > $(BUILD)/unit-build.log 2>&1; then \
 	  echo "FAIL: unit: build failed (build/unit-build.log)" >> $$out; \
 	else for t in $(US_TEST_BINS); do \
-	  $$t --tap 2>&1 | awk -v prog=$$(basename $$t) -f $(TOP)/libdmemfs-host/tests/tap-results.awk >> $$out; \
+	  $$t --tap 2>&1 | awk -v prefix="$$(basename $$t) " -f $(TOP)/scripts/tap-results.awk >> $$out; \
 	done; fi; \
 	$(TOP)/nested-test/host/test-l1-common.sh >> $$out 2>&1; \
 	grep -q . $$out || echo "FAIL: unit: no results" >> $$out; true

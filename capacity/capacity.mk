@@ -40,18 +40,13 @@ $(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(US_LIB_A)
 
 -include $(wildcard $(CAP_OBJ)/*.d)
 
-# TAP from the GLib test binary -> PASS:/FAIL: lines.  A crash or a short
-# run (fewer results than the plan) is a FAIL line too.
+# TAP from the GLib test binary -> PASS:/FAIL: lines (scripts/tap-results.awk):
+# a crash or a short run (fewer results than the plan) fails capacity/complete.
 capacity-unit: $(CAP_BIN) $(CAP_TBIN) $(US_BIN)/dmemfs-hook
 	@mkdir -p $(RESULTS)
 	@out=$(RESULTS)/capacity.results; \
-	CAP_BIN=$(CAP_BIN) HOOK_BIN=$(US_BIN)/dmemfs-hook CAP_TESTDIR=$(CAP_DIR)/tests $(CAP_TBIN) --tap > $(CAP_OBJ)/unit.log 2>&1; rc=$$?; \
-	awk -v rc=$$rc ' \
-	  /^1\.\.[0-9]+/ { plan = substr($$0, 4) + 0 } \
-	  /^# / { last = substr($$0, 3) } \
-	  /^ok [0-9]+ / { n++; name = $$3; sub(/^\/capacity\//, "", name); print "PASS: capacity/" name } \
-	  /^not ok [0-9]+ / { n++; name = $$4; sub(/^\/capacity\//, "", name); print "FAIL: capacity/" name ": " (last ? last : "failed") } \
-	  END { if (n < plan || plan == 0) print "FAIL: capacity: test binary stopped after " n " of " plan " tests (rc " rc ", build/obj/capacity/unit.log)" }' \
+	CAP_BIN=$(CAP_BIN) HOOK_BIN=$(US_BIN)/dmemfs-hook CAP_TESTDIR=$(CAP_DIR)/tests $(CAP_TBIN) --tap > $(CAP_OBJ)/unit.log 2>&1; \
+	awk -v prefix=capacity/ -v strip='^/capacity/' -f $(TOP)/scripts/tap-results.awk \
 	  $(CAP_OBJ)/unit.log > $$out; \
 	cat $$out; ! grep -q '^FAIL' $$out
 

@@ -74,3 +74,19 @@ for c in "quoted 0" "spent 1"; do
 done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
+# the one TAP converter (scripts/tap-results.awk, through tap_results):
+# every result, a skip as a skip, a failure's assertion as its reason, and a
+# run cut short (fewer results than the plan, or than want=) fails .complete
+tap_case() { # tap_case NAME WANT-OUTPUT TAP [AWK-VAR...]
+	local name=$1 want=$2 tap=$3 got
+	shift 3
+	printf '%b' "$tap" > "$fake/t.tap"
+	got=$(L1_OUT=stdout tap_results p "$fake/t.tap" "$@" | tr '\n' '|')
+	if [ "$got" = "$want" ]; then out PASS "tap.$name"; else out FAIL "tap.$name" "got '$got'"; fi
+}
+ks='TAP version 13\n1..3\n# Starting 3 tests from 1 test cases.\n#  RUN           f.a ...\n#            OK  f.a\nok 1 f.a\n#  RUN           f.b ...\n# x.c:10:b:Expected 1 (1) == 2 (2)\n# x.c:11:b:note\n#          FAIL  f.b\nnot ok 2 f.b\n#  RUN           f.c ...\nok 3 f.c # SKIP no 1G pool\n# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0\n'
+tap_case kselftest 'PASS: p.f.a|FAIL: p.f.b: Expected 1 (1) == 2 (2)|SKIP: p.f.c: no 1G pool|PASS: p.complete: 3 of 3 tests (Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0)|' "$ks"
+tap_case cut-short 'PASS: p.f.a|FAIL: p.complete: 1 results of a plan of 3: the runner died, timed out or bailed out|' 'TAP version 13\n1..3\nok 1 f.a\n'
+tap_case no-plan 'FAIL: p.complete: 0 results of a plan of 0: the runner died, timed out or bailed out; last: Segmentation fault|' '# Segmentation fault\n'
+tap_case want 'PASS: p.f.a: n=1|FAIL: p.done: 1 results of a plan of 1 (12 expected): the runner died, timed out or bailed out; last: n=1|' '1..1\n# x.c:5:a:n=1\nok 1 f.a\n' notes=1 complete=done want=12
+tap_case glib 'PASS: p.lib/a|FAIL: p.lib/b: ERROR:/t.c:9:b: assertion failed (x == y)|PASS: p.complete: 2 of 2 tests|' '# random seed: R02S\n1..2\n# Start of lib tests\nok 1 /lib/a\n# ERROR:/t.c:9:b: assertion failed (x == y)\nnot ok 2 /lib/b\n# End of lib tests\n' strip=^/

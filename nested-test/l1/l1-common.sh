@@ -61,20 +61,19 @@ fail_from() {
 	done
 }
 
-# tap_results PREFIX LOG: kselftest TAP -> PASS/FAIL/SKIP lines (on the
-# results channel); a failure's reason is the first diagnostics of its run.
+# tap_results PREFIX LOG [AWK-VAR=VALUE...]: the kselftest TAP in LOG ->
+# result lines PREFIX.<test> on the results channel, and PREFIX.complete
+# (the run gave as many results as its plan), through the one converter,
+# scripts/tap-results.awk (its variables: notes=1, complete=NAME, want=N).
+L1_TAP_AWK=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/scripts/tap-results.awk
 tap_results() {
-	awk -v pfx="$1" '
-	/^#  RUN / { why = ""; next }
-	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
-		line = substr($0, 3); gsub(/[\t ]+/, " ", line)
-		if (why == "") why = line; else if (length(why) < 240) why = why " | " line
-		next
-	}
-	/^ok [0-9]+ .*# SKIP/ { r = $0; sub(/.*# SKIP */, "", r); print "SKIP: " pfx "." $3 ": " (r != "" ? r : "skipped"); next }
-	/^ok [0-9]+ / { print "PASS: " pfx "." $3; next }
-	/^not ok [0-9]+ / { if (why == "") why = "failed"; print "FAIL: " pfx "." $4 ": " substr(why, 1, 300); next }
-	' "$2" | while IFS= read -r l; do res "$l"; done
+	local pfx=$1 log=$2 v out l
+	local -a vars=()
+	shift 2
+	for v in "$@"; do vars+=(-v "$v"); done
+	out=$(awk -v prefix="$pfx." "${vars[@]}" -f "$L1_TAP_AWK" "$log")
+	while IFS= read -r l; do _result "$l"; done <<< "$out"
+	if grep -q '^FAIL:' <<< "$out"; then L1_FAILED=1; fi
 }
 
 # Kernel log.  kernel_splats [SINCE]: the first splat lines of the kernel

@@ -18,6 +18,7 @@ bin=$BUILD/guest/mce_test
 result_area mce
 if [ "${1:-}" = --list ]; then
 	"$bin" --list | sed 's/^/mce./'
+	echo mce.complete
 	echo mce.intel-model
 	echo mce.kernel-log
 	exit 0
@@ -32,7 +33,6 @@ timeout -k 5 400 "$bin" > "$log" 2>&1
 echo "== mce_test exit $?"
 cat "$log"
 tap_results mce "$log"
-grep -q '^# Totals:' "$log" || fail complete "no TAP totals: the program died or timed out ($(tail -1 "$log"))"
 dmesg | tail -n +"$((mark + 1))" | grep -E 'mce:|Memory failure|memory error|dmem' | head -40
 bad=$(kernel_splats "$mark")
 check kernel-log "$bad" [ -z "$bad" ]

@@ -43,10 +43,9 @@ export TOP=${TOP:-$(cd "$here/../../.." && pwd)}
 GUESTBIN=$BUILD/guest
 result_area kvm
 # "ok N kvm_dmem.2M.stats" -> kvm.stats-2m
-kvm_dmem_name='function name(t,  a) { split(t, a, "."); gsub(/_/, "-", a[3]); return "kvm." a[3] "-" tolower(a[2]) }'
 L2_CHECKS=(l2-pages-2m l2-pages-1g l2-pages-mixed l2-steal l2-kvmclock)
 if [ "${1:-}" = --list ]; then
-	[ -x "$GUESTBIN/kvm_dmem_test" ] && "$GUESTBIN/kvm_dmem_test" --list | awk "$kvm_dmem_name"' { print name($0) }'
+	[ -x "$GUESTBIN/kvm_dmem_test" ] && "$GUESTBIN/kvm_dmem_test" --list | sed 's/^/kvm./'
 	for c in dmem_test-complete nested-vmcb-2m nested-vmcb-1g nested-vmcb-punch-hold \
 		nested-vmcb-punch-race selftest-steal_time selftest-page_table \
 		selftest-page_table-thp "${L2_CHECKS[@]}" pool-restored; do
@@ -72,27 +71,9 @@ else
 	timeout -k 5 300 "$bin" > "$tap" 2>&1
 	log "kvm_dmem_test exit $? after $((SECONDS - t)) s"
 	cat "$tap" >&2
-	# "ok N kvm_dmem.2M.stats" -> kvm.stats-2m; notes: the TH_LOG lines
-	# ("# file:line:test:text") of the test, reasons of a failure first.
-	while IFS= read -r l; do
-		echo "$l"
-		case $l in PASS:*) ;; *) L1_FAILED=1 ;; esac
-	done < <(awk "$kvm_dmem_name"'
-	/^#  RUN / { notes = ""; next }
-	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
-		line = substr($0, 3); sub(/^[^:]*:[0-9]+:[^:]*:/, "", line); gsub(/[\t ]+/, " ", line)
-		if (notes == "") notes = line; else if (length(notes) < 300) notes = notes " | " line
-		next
-	}
-	/^ok [0-9]+ / { print "PASS: " name($3) (notes == "" ? "" : ": " notes); next }
-	/^not ok [0-9]+ / { print "FAIL: " name($4) ": " (notes == "" ? "failed" : substr(notes, 1, 300)); next }
-	' "$tap")
-	n=$(grep -cE '^(not )?ok [0-9]+ kvm_dmem\.' "$tap")
-	if grep -q '^# Totals:' "$tap" && [ "$n" -eq 12 ]; then
-		pass dmem_test-complete "$(grep '^# Totals:' "$tap" | sed 's/^# //')"
-	else
-		fail dmem_test-complete "$n of 12 results, $(grep -c '^# Totals:' "$tap") TAP totals: the program died or timed out"
-	fi
+	# one result per test, with its TH_LOG notes; all 12 of them, or
+	# kvm.dmem_test-complete fails
+	tap_results kvm "$tap" notes=1 complete=dmem_test-complete want=12
 fi
 [ "$(pool_free_all)" = "$BASE" ] || fail dmem_test-pool "pool free $(pool_free_all) B after kvm_dmem_test, $BASE B before"
 

@@ -28,6 +28,7 @@ bin=$BUILD/guest/vfio_dmem_test
 if [ "${1:-}" = --list ]; then
 	echo vfio.bind
 	[ -x "$bin" ] && "$bin" --list | sed 's/^/vfio_dmem_test./'
+	echo vfio_dmem_test.complete
 	echo vfio.c-test
 	exit 0
 fi
@@ -59,28 +60,14 @@ if [ -x "$bin" ]; then
 	t=$SECONDS
 	# shellcheck disable=SC2086 # VFIO_CTEST_ARGS: harness filters (-v 2M, -t map_unmap)
 	VFIO_BDF=$bdf timeout -k 5 420 "$bin" ${VFIO_CTEST_ARGS:-} > "$tap" 2>&1
-	st=$?
+	cst=$?
 	cat "$tap" >&2
-	log "vfio_dmem_test exit $st after $((SECONDS - t)) s"
-	awk '
-	/^#  RUN / { why = ""; inwhy = 0; next }
-	/^# / && !/^#  *(OK|FAIL) / && !/^# (PASSED|FAILED|Totals|Starting)/ {
-		line = substr($0, 3); gsub(/[\t ]+/, " ", line); sub(/^[^ ]*vfio_dmem_test\.c:/, "", line)
-		if (line ~ /:Expected / || line ~ /:Assertion/) inwhy = 1
-		if (!inwhy || line ~ /:trace [0-9]/) { if (first == "") first = line; next }
-		if (why == "") why = line; else if (length(why) < 280) why = why " | " line
-		next
-	}
-	/^ok [0-9]+ / { print "PASS: vfio_dmem_test." $3; first = ""; next }
-	/^not ok [0-9]+ / { if (why == "") why = (first == "" ? "failed" : first); print "FAIL: vfio_dmem_test." $4 ": " substr(why, 1, 320); first = ""; next }
-	' "$tap"
-	grep -q '^not ok' "$tap" && L1_FAILED=1
-	if ! grep -q '^# Totals:' "$tap"; then
-		fail c-test "no TAP totals (exit $st): the program died or timed out"
-	elif [ "$(pool_free_all)" != "$FREE0" ]; then
+	log "vfio_dmem_test exit $cst after $((SECONDS - t)) s"
+	tap_results vfio_dmem_test "$tap"
+	if [ "$(pool_free_all)" != "$FREE0" ]; then
 		fail c-test "pool free $(pool_free_all) B after the C test, $FREE0 B before"
 	else
-		pass c-test "$(sed -n 's/^# Totals: //p' "$tap"), pool back to baseline"
+		pass c-test "exit $cst, pool back to baseline"
 	fi
 else
 	fail c-test "$bin not built"
