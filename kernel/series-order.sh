@@ -19,7 +19,8 @@ first_adding() {
 		if awk -v f="+++ b/$1" -v re="$2" '
 			/^\+\+\+ / { in_file = ($0 == f); next }
 			/^diff --git / { in_file = 0 }
-			in_file && /^\+/ && $0 ~ re { found = 1; exit }
+			# an added line of code (not a comment) that matches
+			in_file && /^\+/ && $0 !~ /^\+[[:space:]]*(\/\*|\*|\/\/)/ && $0 ~ re { found = 1; exit }
 			END { exit !found }' "$p"; then
 			basename "$p" | cut -c1-4
 			return
@@ -35,7 +36,7 @@ fi
 rc=0
 for holder in "KVM virt/kvm/kvm_main.c" "VFIO drivers/vfio/vfio_iommu_type1.c"; do
 	name=${holder%% *} file=${holder#* }
-	pin=$(first_adding "$file" 'dmemfs_pin_pfns\(')
+	pin=$(first_adding "$file" 'dmemfs_pin_pfns[(]')
 	if [ -n "$pin" ] && [ "$((10#$pin))" -lt "$((10#$mmap))" ]; then
 		echo "PASS: series-order: $name pins dmem ($pin) before dmemfs maps files ($mmap)"
 	else
