@@ -9,16 +9,21 @@
  *       /run/dmemfs-stats/node<N>, and define, start and autostart the
  *       libvirt dir storage pool dmem-node<N> on it (nodepool.h), which
  *       dmem-capacity --connect reads.  What is already there and right is
- *       kept; anything else in the way is refused.  On a failure, what
- *       this run did is undone.
+ *       kept.  A mount point that a host kernel update carries
+ *       (dmem-liveupdate's state) is left for dmem-liveupdate --restore.
+ *       On a failure, what this run did is undone.
  *   dmemfs-host-setup [--config FILE] [--connect URI] down
- *       undefine the dmem-node<N> pools it defines and unmount their
- *       instances; unmount the configured mount points that hold no files
- *       (a running guest's files keep theirs).
+ *       undefine the dmem-node<N> pools defined as up defines them and
+ *       unmount their instances.  The configured mount points stay: they
+ *       hold the guests' memory.
  *
- * Runs as root, before libvirtd starts guests (the package's unit).  One
- * line on stderr and exit 1 on failure, 2 on bad usage.
+ * Runs as root at boot, before guests start, with libvirtd up.  Mount
+ * points are opened component by component: no symbolic link anywhere on
+ * the path, and every directory on it root's and writable by root only (or
+ * sticky), so that no user can redirect a mount.  One line on stderr and
+ * exit 1 on failure, 2 on bad usage.
  */
+#include "carry.h"
 #include "dmemfs-host.h"
 #include "nodepool.h"
 
@@ -30,15 +35,22 @@
 #include <mntent.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+
 #define SETUP_MOUNT_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+#define SETUP_LOCK DMEM_NODEPOOL_DIR ".lock"
 
 /* What a run did, to undo on a failure: newest last. */
-typedef enum { UNDO_RMDIR, UNDO_UMOUNT, UNDO_UNDEFINE, UNDO_DESTROY } UndoKind;
+typedef enum { UNDO_RMDIR, UNDO_UMOUNT, UNDO_UNDEFINE, UNDO_DESTROY, UNDO_NO_AUTOSTART } UndoKind;
 typedef struct {
 	UndoKind kind;
 	char *what; /* a path or a pool name */
@@ -49,7 +61,7 @@ typedef struct {
 	const char *uri;
 	virConnectPtr conn;
 	GArray *undo; /* Undo */
-	guint mounts, pools;
+	guint mounts, pools, left;
 } Setup;
 
 static void undo_clear(gpointer p)
@@ -70,133 +82,279 @@ static void quiet_libvirt(void *ud, virErrorPtr e)
 	(void)e;
 }
 
-static gboolean libvirt_fail(GError **error, const char *what)
+static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean fail(GError **error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (error && !*error)
+		*error = g_error_new_valist(DMEM_ERROR, DMEM_ERROR_FAILED, fmt, ap);
+	va_end(ap);
+	return FALSE;
+}
+
+static gboolean libvirt_fail(GError **error, const char *what, const char *name)
 {
 	const virError *e = virGetLastError();
 
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", what,
+	return fail(error, "%s%s%s: %s", what, name ? " " : "", name ? name : "",
 		    e && e->message ? e->message : "libvirt error");
-	return FALSE;
 }
 
-static gboolean errno_fail(GError **error, int err, const char *fmt, const char *path)
+/* ---- mount points ------------------------------------------------------ */
+
+/*
+ * An absolute path of plain components: no "." or "..", no empty ones, so
+ * that the mount table shows it as it is written.
+ */
+static gboolean canonical_path(const char *path, GError **error)
 {
-	g_autofree char *what = g_strdup_printf(fmt, path);
+	g_auto(GStrv) parts = NULL;
 
-	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", what, g_strerror(err));
-	return FALSE;
+	if (!g_path_is_absolute(path) || !path[1])
+		return fail(error, "mount point '%s' is not an absolute path below /", path);
+	parts = g_strsplit(path + 1, "/", -1);
+	for (char **p = parts; *p; p++)
+		if (!**p || !strcmp(*p, ".") || !strcmp(*p, ".."))
+			return fail(error, "mount point '%s' is not a plain path (no '.', '..' "
+				    "or '//', no trailing '/')", path);
+	return TRUE;
 }
 
-/* The mount table entry of @path (a mount point), or FALSE. */
-static gboolean mounted_at(const char *path, char **type, char **opts)
+/* a directory we mount under: root's, and writable only by root unless sticky */
+static gboolean safe_parent(int fd, const char *path, GError **error)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return fail(error, "%s: %s", path, g_strerror(errno));
+	if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
+		return fail(error, "%s is not root's, or others may write to it: not mounting "
+			    "under it", path);
+	return TRUE;
+}
+
+/*
+ * Open the canonical @path (O_PATH) component by component, never through a
+ * symbolic link, checking each directory on the way; with @create, make
+ * what is missing (0755, undo entries).  -1 with @error set on failure;
+ * with !@create, -1 and no error when the path does not exist.
+ */
+static int open_mount_point(Setup *s, const char *path, gboolean create, GError **error)
+{
+	g_auto(GStrv) parts = NULL;
+	g_autoptr(GString) sofar = g_string_new("");
+	int fd;
+
+	if (!canonical_path(path, error))
+		return -1;
+	parts = g_strsplit(path + 1, "/", -1);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fail(error, "/: %s", g_strerror(errno));
+		return -1;
+	}
+	for (char **p = parts; *p; p++) {
+		const char *parent = sofar->len ? sofar->str : "/";
+		struct stat st;
+		int next;
+
+		if (!safe_parent(fd, parent, error))
+			goto err;
+		g_string_append_printf(sofar, "/%s", *p);
+		next = openat(fd, *p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT) {
+			if (!create)
+				goto err;
+			if (mkdirat(fd, *p, 0755) == 0) {
+				did(s, UNDO_RMDIR, sofar->str);
+			} else if (errno != EEXIST) {
+				fail(error, "mkdir %s: %s", sofar->str, g_strerror(errno));
+				goto err;
+			}
+			next = openat(fd, *p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			int err = errno;
+
+			if (!fstatat(fd, *p, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+				fail(error, "%s is a symbolic link: not mounting through it", sofar->str);
+			else
+				fail(error, "%s: %s", sofar->str, g_strerror(err));
+			goto err;
+		}
+		close(fd);
+		fd = next;
+	}
+	return fd;
+err:
+	close(fd);
+	return -1;
+}
+
+/* whether @fd is the root of a mount, and of which file system type */
+static gboolean mount_root(int fd, gboolean *dmemfs)
+{
+	struct statx stx;
+	struct statfs sf;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS, &stx) ||
+	    !(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) || fstatfs(fd, &sf))
+		return FALSE;
+	*dmemfs = sf.f_type == DMEMFS_MAGIC;
+	return stx.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+}
+
+/* the options of the mount at @path, the topmost when several are stacked */
+static char *mount_options(const char *path)
 {
 	FILE *f = setmntent("/proc/self/mounts", "re");
 	struct mntent *m;
-	gboolean found = FALSE;
+	char *opts = NULL;
 
 	if (!f)
-		return FALSE;
-	/* the last entry wins: a later mount hides an earlier one */
+		return NULL;
 	while ((m = getmntent(f))) {
-		if (strcmp(m->mnt_dir, path))
-			continue;
-		found = TRUE;
-		g_free(*type);
-		g_free(*opts);
-		*type = g_strdup(m->mnt_type);
-		*opts = g_strdup(m->mnt_opts);
+		if (!strcmp(m->mnt_dir, path)) {
+			g_free(opts);
+			opts = g_strdup(m->mnt_opts);
+		}
 	}
 	endmntent(f);
-	return found;
+	return opts;
 }
 
-/* whether comma-separated @opts has @want exactly */
 static gboolean has_option(const char *opts, const char *want)
 {
-	g_auto(GStrv) v = g_strsplit(opts, ",", -1);
+	g_auto(GStrv) v = g_strsplit(opts ? opts : "", ",", -1);
 
 	return g_strv_contains((const char *const *)v, want);
 }
 
-/* mkdir -p @path (0755), each directory it makes an undo entry */
-static gboolean make_dirs(Setup *s, const char *path, GError **error)
+static gboolean has_option_key(const char *opts, const char *key)
 {
-	g_autofree char *parent = g_path_get_dirname(path);
-	struct stat st;
+	g_auto(GStrv) v = g_strsplit(opts ? opts : "", ",", -1);
 
-	if (!lstat(path, &st)) {
-		if (S_ISDIR(st.st_mode))
+	for (char **o = v; *o; o++)
+		if (g_str_has_prefix(*o, key))
 			return TRUE;
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "%s is not a directory%s", path,
-			    S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
-		return FALSE;
-	}
-	if (errno != ENOENT)
-		return errno_fail(error, errno, "%s", path);
-	if (strcmp(parent, path) && !make_dirs(s, parent, error))
-		return FALSE;
-	if (mkdir(path, 0755))
-		return errno_fail(error, errno, "mkdir %s", path);
-	did(s, UNDO_RMDIR, path);
-	return TRUE;
+	return FALSE;
 }
 
-static gboolean dir_is_empty(const char *path)
+static gboolean dir_is_empty(int fd)
 {
-	g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	struct dirent *de;
+	gboolean empty = d != NULL;
 
-	return d && !g_dir_read_name(d);
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return FALSE;
+	}
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
 }
 
 /*
- * dmemfs on @path with @opts (pagesize=..., and nodes=N for a node's pool):
- * kept when it is there with them, refused when something else is.
+ * dmemfs on @path with @opts (pagesize=..., and nodes=N for a node's
+ * instance, which must be exactly that): kept when it is there with them,
+ * refused when something else is.
  */
-static gboolean ensure_mount(Setup *s, const char *path, const char *opts, GError **error)
+static gboolean ensure_mount(Setup *s, const char *path, const char *opts, gboolean ours,
+			     GError **error)
 {
-	g_autofree char *type = NULL, *have = NULL;
 	g_auto(GStrv) want = g_strsplit(opts, ",", -1);
+	g_autofree char *have = NULL, *proc = NULL;
+	gboolean dmemfs = FALSE, ok = FALSE;
+	int fd = open_mount_point(s, path, TRUE, error);
 
-	if (!g_path_is_absolute(path)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "mount point '%s' is not an absolute path", path);
+	if (fd < 0)
 		return FALSE;
-	}
-	if (!make_dirs(s, path, error))
-		return FALSE;
-	if (mounted_at(path, &type, &have)) {
-		if (strcmp(type, "dmemfs")) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-				    "%s is a mount point of %s, not dmemfs", path, type);
-			return FALSE;
+	if (mount_root(fd, &dmemfs)) {
+		struct statvfs sv;
+
+		if (!dmemfs) {
+			fail(error, "%s is a mount point of another file system, not dmemfs", path);
+			goto out;
 		}
+		have = mount_options(path);
 		for (char **w = want; *w; w++) {
 			if (!has_option(have, *w)) {
-				g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-					    "%s is dmemfs mounted with %s, not %s", path, have, opts);
-				return FALSE;
+				fail(error, "%s is dmemfs mounted with %s, not %s", path, have, opts);
+				goto out;
 			}
 		}
-		return TRUE;
+		if (ours && (has_option_key(have, "size=") || !has_option_key(have, "nodes="))) {
+			fail(error, "%s is dmemfs mounted with %s: the statistics of a node want "
+			     "%s and nothing else", path, have, opts);
+			goto out;
+		}
+		if (!fstatvfs(fd, &sv) &&
+		    (sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC)) !=
+		    (ST_NOSUID | ST_NODEV | ST_NOEXEC)) {
+			if (ours) {
+				fail(error, "%s is mounted without nosuid,nodev,noexec", path);
+				goto out;
+			}
+			g_printerr("dmemfs-host-setup: %s is mounted without nosuid,nodev,noexec: "
+				   "kept\n", path);
+		}
+		ok = TRUE;
+		goto out;
 	}
-	if (!dir_is_empty(path)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "%s is not empty: not mounting dmemfs over it", path);
-		return FALSE;
+	if (dmemfs) {
+		fail(error, "%s is inside a dmemfs mount", path);
+		goto out;
 	}
-	if (mount("none", path, "dmemfs", SETUP_MOUNT_FLAGS, opts)) {
+	if (!dir_is_empty(fd)) {
+		fail(error, "%s is not empty: not mounting dmemfs over it", path);
+		goto out;
+	}
+	/* through the directory we checked, not the path again */
+	proc = g_strdup_printf("/proc/self/fd/%d", fd);
+	if (mount("none", proc, "dmemfs", SETUP_MOUNT_FLAGS, opts)) {
 		int err = errno;
-		g_autofree char *what = g_strdup_printf("mount -t dmemfs -o %s none %s", opts, path);
 
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s%s", what, g_strerror(err),
-			    err == ENODEV ? " (a kernel without dmemfs)" : "");
-		return FALSE;
+		fail(error, "mount -t dmemfs -o %s none %s: %s%s", opts, path, g_strerror(err),
+		     err == ENODEV ? " (a kernel without dmemfs)" : "");
+		goto out;
 	}
 	did(s, UNDO_UMOUNT, path);
 	s->mounts++;
+	ok = TRUE;
+out:
+	close(fd);
+	return ok;
+}
+
+/* umount every dmemfs stacked on @path, then remove the directory */
+static gboolean remove_instance(Setup *s, const char *path, GError **error)
+{
+	for (;;) {
+		gboolean dmemfs = FALSE;
+		int fd = open_mount_point(s, path, FALSE, error);
+		gboolean root;
+
+		if (fd < 0)
+			return !*error;
+		root = mount_root(fd, &dmemfs);
+		close(fd);
+		if (!root || !dmemfs)
+			break;
+		if (umount2(path, UMOUNT_NOFOLLOW))
+			return fail(error, "umount %s: %s", path, g_strerror(errno));
+	}
+	if (rmdir(path) && errno != ENOENT)
+		return fail(error, "rmdir %s: %s", path, g_strerror(errno));
 	return TRUE;
 }
+
+/* ---- what is there: the pool, a live update ----------------------------- */
 
 /* The nodes with dmem, from the pool's sysfs directory. */
 static GArray *dmem_nodes(const DmemConfig *cfg, GError **error)
@@ -214,8 +372,7 @@ static GArray *dmem_nodes(const DmemConfig *cfg, GError **error)
 			g_array_append_val(nodes, st->node);
 	}
 	if (!nodes->len) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-			    "no node has dmem (%s): boot the host with dmem=", cfg->sysfs_root);
+		fail(error, "no node has dmem (%s): boot the host with dmem=", cfg->sysfs_root);
 		g_array_free(nodes, TRUE);
 		return NULL;
 	}
@@ -224,15 +381,9 @@ static GArray *dmem_nodes(const DmemConfig *cfg, GError **error)
 
 static gboolean connect_rw(Setup *s, GError **error)
 {
-	if (s->conn)
-		return TRUE;
-	s->conn = virConnectOpen(s->uri);
-	if (!s->conn) {
-		g_autofree char *what = g_strdup_printf("cannot connect to %s", s->uri);
-
-		return libvirt_fail(error, what);
-	}
-	return TRUE;
+	if (!s->conn)
+		s->conn = virConnectOpen(s->uri);
+	return s->conn ? TRUE : libvirt_fail(error, "cannot connect to", s->uri);
 }
 
 /* dmem-node<N>: defined with our XML, started, autostarted */
@@ -242,42 +393,42 @@ static gboolean ensure_pool(Setup *s, guint node, GError **error)
 	g_autofree char *xml = NULL;
 	virStoragePoolPtr p = virStoragePoolLookupByName(s->conn, name);
 	gboolean ok = FALSE;
-	int active;
+	int active, autostart = 0;
 
 	if (p) {
 		g_autofree char *have = virStoragePoolGetXMLDesc(p, 0);
 
 		if (!dmem_nodepool_xml_matches(have, DMEM_NODEPOOL_DIR, node)) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
-				    "storage pool %s exists with another definition: not touching it",
-				    name);
+			fail(error, "storage pool %s exists with another definition: not touching it",
+			     name);
+			goto out;
+		}
+		if (virStoragePoolGetAutostart(p, &autostart) < 0) {
+			libvirt_fail(error, "cannot read the autostart flag of", name);
 			goto out;
 		}
 	} else {
 		xml = dmem_nodepool_xml(DMEM_NODEPOOL_DIR, node);
 		p = virStoragePoolDefineXML(s->conn, xml, 0);
 		if (!p) {
-			g_autofree char *what = g_strdup_printf("cannot define storage pool %s", name);
-
-			libvirt_fail(error, what);
+			libvirt_fail(error, "cannot define storage pool", name);
 			goto out;
 		}
 		did(s, UNDO_UNDEFINE, name);
 	}
 	active = virStoragePoolIsActive(p);
 	if (active < 0 || (!active && virStoragePoolCreate(p, 0) < 0)) {
-		g_autofree char *what = g_strdup_printf("cannot start storage pool %s", name);
-
-		libvirt_fail(error, what);
+		libvirt_fail(error, "cannot start storage pool", name);
 		goto out;
 	}
 	if (!active)
 		did(s, UNDO_DESTROY, name);
-	if (virStoragePoolSetAutostart(p, 1) < 0) {
-		g_autofree char *what = g_strdup_printf("cannot autostart storage pool %s", name);
-
-		libvirt_fail(error, what);
-		goto out;
+	if (!autostart) {
+		if (virStoragePoolSetAutostart(p, 1) < 0) {
+			libvirt_fail(error, "cannot autostart storage pool", name);
+			goto out;
+		}
+		did(s, UNDO_NO_AUTOSTART, name);
 	}
 	s->pools++;
 	ok = TRUE;
@@ -287,48 +438,68 @@ out:
 	return ok;
 }
 
-/* Undo what this run did, newest first. */
-static void undo_all(Setup *s)
+/* Undo what this run did, newest first; FALSE when a step failed. */
+static gboolean undo_all(Setup *s)
 {
+	gboolean ok = TRUE;
+
 	for (guint i = s->undo->len; i-- > 0;) {
 		const Undo *u = &g_array_index(s->undo, Undo, i);
 		virStoragePoolPtr p = NULL;
 
 		switch (u->kind) {
 		case UNDO_RMDIR:
-			rmdir(u->what);
+			ok &= !rmdir(u->what);
 			break;
 		case UNDO_UMOUNT:
-			umount2(u->what, UMOUNT_NOFOLLOW);
+			ok &= !umount2(u->what, UMOUNT_NOFOLLOW);
 			break;
 		case UNDO_UNDEFINE:
 		case UNDO_DESTROY:
-			if (s->conn)
-				p = virStoragePoolLookupByName(s->conn, u->what);
-			if (p && u->kind == UNDO_DESTROY)
-				virStoragePoolDestroy(p);
-			else if (p)
-				virStoragePoolUndefine(p);
+		case UNDO_NO_AUTOSTART:
+			p = s->conn ? virStoragePoolLookupByName(s->conn, u->what) : NULL;
+			if (!p)
+				ok = FALSE;
+			else if (u->kind == UNDO_DESTROY)
+				ok &= virStoragePoolDestroy(p) == 0;
+			else if (u->kind == UNDO_UNDEFINE)
+				ok &= virStoragePoolUndefine(p) == 0;
+			else
+				ok &= virStoragePoolSetAutostart(p, 0) == 0;
 			if (p)
 				virStoragePoolFree(p);
 			break;
 		}
 	}
 	g_array_set_size(s->undo, 0);
+	return ok;
 }
+
+/* ---- up and down ------------------------------------------------------- */
 
 static gboolean setup_up(Setup *s, GError **error)
 {
 	g_autoptr(GArray) nodes = dmem_nodes(s->cfg, error);
+	g_autoptr(DmemCarry) carry = NULL;
 	DmemMountIter it = { 0 };
 
 	if (!nodes)
+		return FALSE;
+	carry = dmem_carry_load(s->cfg, error);
+	if (!carry)
 		return FALSE;
 	while (dmem_config_next_mount(s->cfg, &it)) {
 		g_autofree char *opts = g_strdup_printf("pagesize=%s",
 							dmem_pagesize_name(it.pagesize));
 
-		if (!ensure_mount(s, it.path, opts, error))
+		/* its files come back with it: mount -o recover, by the restore */
+		if (dmem_carry_mount(carry, it.path, NULL)) {
+			g_printerr("dmemfs-host-setup: %s is carried by a host kernel update: left "
+				   "for dmem-liveupdate --restore\n", it.path);
+			s->left++;
+			continue;
+		}
+		if (!ensure_mount(s, it.path, opts, FALSE, error))
 			return FALSE;
 	}
 	for (guint i = 0; i < nodes->len; i++) {
@@ -336,7 +507,7 @@ static gboolean setup_up(Setup *s, GError **error)
 		g_autofree char *target = dmem_nodepool_target(DMEM_NODEPOOL_DIR, n);
 		g_autofree char *opts = dmem_nodepool_mount_options(n);
 
-		if (!ensure_mount(s, target, opts, error))
+		if (!ensure_mount(s, target, opts, TRUE, error))
 			return FALSE;
 	}
 	if (!connect_rw(s, error))
@@ -347,76 +518,70 @@ static gboolean setup_up(Setup *s, GError **error)
 	return TRUE;
 }
 
-/* umount @path if it is a dmemfs mount point; FALSE (and why) if it stays */
-static gboolean unmount_dmemfs(const char *path, GError **error)
-{
-	g_autofree char *type = NULL, *opts = NULL;
-
-	if (!mounted_at(path, &type, &opts) || strcmp(type, "dmemfs"))
-		return TRUE;
-	if (umount2(path, UMOUNT_NOFOLLOW))
-		return errno_fail(error, errno, "umount %s", path);
-	return TRUE;
-}
-
-static gboolean setup_down(Setup *s, GError **error)
+/* the pools dmem-node<N> defined as up defines them: stopped and undefined */
+static gboolean remove_pools(Setup *s, GError **error)
 {
 	virStoragePoolPtr *pools = NULL;
-	DmemMountIter it = { 0 };
-	int n;
+	int n = virConnectListAllStoragePools(s->conn, &pools, 0);
+	gboolean ok = TRUE;
 
-	if (!connect_rw(s, error))
-		return FALSE;
-	n = virConnectListAllStoragePools(s->conn, &pools, 0);
 	if (n < 0)
-		return libvirt_fail(error, "cannot list the storage pools");
-	for (int i = 0; i < n; i++) {
+		return libvirt_fail(error, "cannot list the storage pools", NULL);
+	for (int i = 0; i < n && ok; i++) {
 		const char *name = virStoragePoolGetName(pools[i]);
 		g_autofree char *xml = NULL;
 		guint node;
 
-		if (dmem_nodepool_parse(name, &node) &&
-		    (xml = virStoragePoolGetXMLDesc(pools[i], 0)) &&
-		    dmem_nodepool_xml_matches(xml, DMEM_NODEPOOL_DIR, node)) {
-			if (virStoragePoolIsActive(pools[i]) == 1)
-				virStoragePoolDestroy(pools[i]);
-			if (virStoragePoolUndefine(pools[i]) < 0) {
-				g_autofree char *what = g_strdup_printf("cannot undefine %s", name);
-
-				libvirt_fail(error, what);
-				goto out;
-			}
+		if (!dmem_nodepool_parse(name, &node) ||
+		    !(xml = virStoragePoolGetXMLDesc(pools[i], VIR_STORAGE_XML_INACTIVE)) ||
+		    !dmem_nodepool_xml_matches(xml, DMEM_NODEPOOL_DIR, node))
+			continue;
+		if (virStoragePoolIsActive(pools[i]) == 1 && virStoragePoolDestroy(pools[i]) < 0)
+			ok = libvirt_fail(error, "cannot stop", name);
+		else if (virStoragePoolIsPersistent(pools[i]) == 1 &&
+			 virStoragePoolUndefine(pools[i]) < 0)
+			ok = libvirt_fail(error, "cannot undefine", name);
+		else
 			s->pools++;
-		}
 	}
-	/* every node's instance, also of a node that lost its pool */
-	for (guint node = 0; node < DMEM_MAX_NODES; node++) {
-		g_autofree char *target = dmem_nodepool_target(DMEM_NODEPOOL_DIR, node);
-
-		if (!g_file_test(target, G_FILE_TEST_IS_DIR))
-			continue;
-		if (!unmount_dmemfs(target, error))
-			goto out;
-		rmdir(target);
-	}
-	rmdir(DMEM_NODEPOOL_DIR);
-	while (dmem_config_next_mount(s->cfg, &it)) {
-		g_autoptr(GError) e = NULL;
-
-		if (!g_file_test(it.path, G_FILE_TEST_IS_DIR))
-			continue;
-		if (!dir_is_empty(it.path)) {
-			g_printerr("dmemfs-host-setup: %s holds files: left mounted\n", it.path);
-			continue;
-		}
-		if (!unmount_dmemfs(it.path, &e))
-			g_printerr("dmemfs-host-setup: %s\n", e->message);
-	}
-out:
 	for (int i = 0; i < n; i++)
 		virStoragePoolFree(pools[i]);
 	g_free(pools);
-	return !error || !*error;
+	return ok;
+}
+
+static gboolean setup_down(Setup *s, GError **error)
+{
+	g_autoptr(GError) pools_err = NULL;
+	gboolean pools_ok = connect_rw(s, &pools_err) && remove_pools(s, &pools_err);
+
+	/* the instances go even when libvirt cannot be reached */
+	for (guint node = 0; node < DMEM_MAX_NODES; node++) {
+		g_autofree char *target = dmem_nodepool_target(DMEM_NODEPOOL_DIR, node);
+
+		if (!remove_instance(s, target, error))
+			return FALSE;
+	}
+	if (rmdir(DMEM_NODEPOOL_DIR) && errno != ENOENT && errno != ENOTEMPTY)
+		return fail(error, "rmdir %s: %s", DMEM_NODEPOOL_DIR, g_strerror(errno));
+	if (!pools_ok)
+		return fail(error, "%s (the instances under %s are unmounted)", pools_err->message,
+			    DMEM_NODEPOOL_DIR);
+	return TRUE;
+}
+
+/* one run at a time */
+static int take_lock(GError **error)
+{
+	int fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		fail(error, "%s: %s", SETUP_LOCK, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -433,12 +598,14 @@ int main(int argc, char **argv)
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DmemConfig) cfg = NULL;
 	Setup s = { 0 };
-	gboolean ok;
+	gboolean ok, up;
+	int lock;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_set_summary(ctx, "up: mount dmemfs at the configured mount points and a "
 				     "nodes=N instance per node, and define the libvirt storage "
-				     "pools dmem-node<N>.\ndown: take them away.");
+				     "pools dmem-node<N>.\ndown: take the pools and the instances "
+				     "away.");
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		g_printerr("dmemfs-host-setup: %s (see --help)\n", e->message);
 		return 2;
@@ -447,8 +614,14 @@ int main(int argc, char **argv)
 		g_printerr("dmemfs-host-setup: say up or down (see --help)\n");
 		return 2;
 	}
+	up = !strcmp(argv[1], "up");
 	cfg = config ? dmem_config_load_file(config, TRUE, &e) : dmem_config_load(&e);
 	if (!cfg) {
+		g_printerr("dmemfs-host-setup: %s\n", e->message);
+		return 1;
+	}
+	lock = take_lock(&e);
+	if (lock < 0) {
 		g_printerr("dmemfs-host-setup: %s\n", e->message);
 		return 1;
 	}
@@ -457,20 +630,23 @@ int main(int argc, char **argv)
 	s.uri = uri ? uri : "qemu:///system";
 	s.undo = g_array_new(FALSE, FALSE, sizeof(Undo));
 	g_array_set_clear_func(s.undo, undo_clear);
-	ok = !strcmp(argv[1], "up") ? setup_up(&s, &e) : setup_down(&s, &e);
-	if (!ok)
-		undo_all(&s);
+	ok = up ? setup_up(&s, &e) : setup_down(&s, &e);
+	if (!ok && up)
+		g_printerr("dmemfs-host-setup: %s (%s)\n", e->message,
+			   undo_all(&s) ? "nothing changed" : "partly undone: see the mounts and "
+			   "storage pools");
+	else if (!ok)
+		g_printerr("dmemfs-host-setup: %s\n", e->message);
 	if (s.conn)
 		virConnectClose(s.conn);
 	g_array_free(s.undo, TRUE);
-	if (!ok) {
-		g_printerr("dmemfs-host-setup: %s%s\n", e->message,
-			   !strcmp(argv[1], "up") ? " (nothing changed)" : "");
+	close(lock);
+	if (!ok)
 		return 1;
-	}
-	if (!strcmp(argv[1], "up"))
+	if (up)
 		printf("dmemfs-host-setup: up: %u mount(s) made, %u storage pool(s) dmem-node<N> "
-		       "ready\n", s.mounts, s.pools);
+		       "ready%s\n", s.mounts, s.pools,
+		       s.left ? ", mount points carried by a live update left alone" : "");
 	else
 		printf("dmemfs-host-setup: down: %u storage pool(s) dmem-node<N> removed\n",
 		       s.pools);

@@ -7,6 +7,8 @@
  * dmem-node<N>, whose target is a dmemfs instance mounted with nodes=N:
  * its statfs is node N's pool, and it holds no files.  dmemfs-host-setup
  * makes them; dmem-capacity reads them.  This header is that contract.
+ * (A libvirt client with write access could create a volume there, and so
+ * take dmem; such a client is root's equal anyway.)
  */
 #ifndef DMEM_NODEPOOL_H
 #define DMEM_NODEPOOL_H

@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -110,6 +111,12 @@ static void test_failed_mount_undone(void)
 	g_assert_nonnull(strstr(err, "mount -t dmemfs -o pagesize=4K none"));
 	g_assert_nonnull(strstr(err, "nothing changed"));
 	g_assert_false(g_file_test(deep, G_FILE_TEST_EXISTS));
+	/* a directory that was there before stays */
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(g_mkdir(deep, 0755), ==, 0);
+	g_assert_cmpint(run(conf, "up", &err), ==, 1);
+	g_assert_true(g_file_test(deep, G_FILE_TEST_IS_DIR));
+	g_assert_cmpint(test_count_entries(deep), ==, 0);
 }
 
 /* a symbolic link or a directory with files where a mount point should be */
@@ -120,18 +127,43 @@ static void test_refuses_what_is_in_the_way(void)
 	g_autofree char *link = g_build_filename(t->dir, "link", NULL);
 	g_autofree char *full = g_build_filename(t->dir, "full", NULL);
 	g_autofree char *file = g_build_filename(full, "guest-data", NULL);
+	/* a symbolic link above a mount point that exists */
+	g_autofree char *alias = g_build_filename(t->dir, "alias", NULL);
+	g_autofree char *real = g_build_filename(t->dir, "real", NULL);
+	g_autofree char *via = g_build_filename(alias, "leaf", NULL);
+	g_autofree char *leaf = g_build_filename(real, "leaf", NULL);
+	/* a directory a user owns, one anybody may write to */
+	g_autofree char *users = g_build_filename(t->dir, "users", NULL);
+	g_autofree char *in_users = g_build_filename(users, "2M", NULL);
+	g_autofree char *open = g_build_filename(t->dir, "open", NULL);
+	g_autofree char *in_open = g_build_filename(open, "2M", NULL);
 	struct {
 		const char *key, *path, *why;
 	} cases[] = {
-		{ "4K", link, "a symbolic link" },
+		{ "4K", link, "is a symbolic link" },
+		{ "4K", via, "alias is a symbolic link" },
 		{ "4K", full, "is not empty" },
+		{ "4K", in_users, "users is not root's" },
+		{ "4K", in_open, "open is not root's, or others may write" },
 	};
 
+	if (geteuid() != 0) {
+		g_test_skip("mount points are checked as root sees them: run as root");
+		return;
+	}
 	test_tree_set_node(t, 0, 1ULL << 30, 1ULL << 30);
 	g_assert_cmpint(g_mkdir(target, 0755), ==, 0);
 	g_assert_cmpint(symlink(target, link), ==, 0);
 	g_assert_cmpint(g_mkdir(full, 0755), ==, 0);
 	g_assert_true(g_file_set_contents(file, "x", -1, NULL));
+	g_assert_cmpint(g_mkdir(real, 0755), ==, 0);
+	g_assert_cmpint(g_mkdir(leaf, 0755), ==, 0);
+	g_assert_cmpint(symlink(real, alias), ==, 0);
+	g_assert_cmpint(g_mkdir(users, 0755), ==, 0);
+	g_assert_cmpint(chown(users, 65534, 65534), ==, 0);
+	g_assert_cmpint(g_mkdir(in_users, 0755), ==, 0);
+	g_assert_cmpint(g_mkdir(open, 0777), ==, 0);
+	g_assert_cmpint(chmod(open, 0777), ==, 0);
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
 		/* 4K is mounted first; the others stay in the scratch tree */
 		g_autofree char *m = g_strdup_printf("%s=%s\n2M=%s/m2\n1G=%s/m1\n", cases[i].key,
@@ -145,6 +177,8 @@ static void test_refuses_what_is_in_the_way(void)
 	}
 	g_assert_cmpint(test_count_entries(target), ==, 0);
 	g_assert_cmpint(test_count_entries(full), ==, 1);
+	g_assert_cmpint(test_count_entries(leaf), ==, 0);
+	g_assert_false(g_file_test(in_open, G_FILE_TEST_EXISTS));
 }
 
 int main(int argc, char **argv)

@@ -236,8 +236,8 @@ capacity_live() {
 # nodes=N instance per node under /run/dmemfs-stats and a running,
 # autostarted dir pool dmem-node<N> on it; a second up changes nothing.
 # host_setup_down (after the fleet check): down removes both and leaves the
-# mounts that hold the running guests' files.
-SETUP_ST=/run/dmemfs-stats
+# configured mount points mounted (they hold the guests' memory).
+SETUP_ST=/run/dmemfs-stats SETUP_4K=/run/dmemfs/4K
 setup_state() { # pools and stats mounts, one line
 	local n
 	for n in 0 1; do
@@ -258,9 +258,15 @@ host_setup_up() {
 	virsh pool-undefine dmem-node1 > /dev/null 2>&1
 	want='node0: pool none, not mounted; node1: pool none, not mounted; '
 	[ "$(setup_state)" = "$want" ] || SETUP_WHY="$SETUP_WHY after the refused up: $(setup_state);"
+	[ ! -e $SETUP_ST ] || SETUP_WHY="$SETUP_WHY the refused up left $SETUP_ST;"
+	! is_dmemfs $SETUP_4K || SETUP_WHY="$SETUP_WHY the refused up left $SETUP_4K mounted;"
 	out=$("$SETUP" up 2>&1) || SETUP_WHY="$SETUP_WHY up: $out;"
 	want='node0: pool running/yes, nodes=0; node1: pool running/yes, nodes=1; '
 	[ "$(setup_state)" = "$want" ] || SETUP_WHY="$SETUP_WHY after up: $(setup_state);"
+	for m in $SETUP_ST/node0 $SETUP_ST/node1 $SETUP_4K; do
+		grep " $m dmemfs " /proc/mounts | grep -q 'nosuid,nodev,noexec' ||
+			SETUP_WHY="$SETUP_WHY $m: $(grep " $m " /proc/mounts | cut -d' ' -f3-4 || echo 'not mounted');"
+	done
 	out=$("$SETUP" up 2>&1)
 	printf '%s' "$out" | grep -q 'up: 0 mount(s) made, 2 storage pool(s)' ||
 		SETUP_WHY="$SETUP_WHY a second up: $out;"
@@ -272,11 +278,14 @@ host_setup_down() {
 	[ "$(setup_state)" = 'node0: pool none, not mounted; node1: pool none, not mounted; ' ] ||
 		SETUP_WHY="$SETUP_WHY after down: $(setup_state);"
 	[ ! -e $SETUP_ST ] || SETUP_WHY="$SETUP_WHY $SETUP_ST left behind;"
-	is_dmemfs "$M2" || SETUP_WHY="$SETUP_WHY $M2 (guest files) unmounted;"
+	for m in "$M2" "$M1G" $SETUP_4K; do
+		is_dmemfs "$m" || SETUP_WHY="$SETUP_WHY $m unmounted by down;"
+	done
+	umount $SETUP_4K # up made it (the configuration's default 4K mount point); 6a wants none
 	out=$("$SETUP" down 2>&1)
 	printf '%s' "$out" | grep -q 'down: 0 storage pool(s)' || SETUP_WHY="$SETUP_WHY a second down: $out;"
 	if [ -z "$SETUP_WHY" ]; then
-		pass host-setup "up refused a foreign dmem-node1 and undid itself; up: pools running and autostarted on nodes=N instances; up again: no change; down: pools and instances gone, $M2 with guest files kept"
+		pass host-setup "up refused a foreign dmem-node1 and undid itself; up: pools running and autostarted on nodes=N instances (nosuid,nodev,noexec); up again: no change; down: pools and instances gone, the configured mount points kept"
 	else
 		SETUP_WHY=${SETUP_WHY%;}
 		fail host-setup "${SETUP_WHY# }"
