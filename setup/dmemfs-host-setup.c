@@ -3,11 +3,14 @@
  * dmemfs-host-setup: set a host up for dmem guests from its configuration
  * file, or take that setup away.
  *
- *   dmemfs-host-setup [--config FILE] [--connect URI] up
+ *   dmemfs-host-setup [--config FILE] mount
  *       mount dmemfs on every mount point of the configuration (its page
- *       size), mount a nodes=N instance per node with dmem under
- *       /run/dmemfs-stats/node<N>, and define, start and autostart the
- *       libvirt dir storage pool dmem-node<N> on it (nodepool.h), which
+ *       size), and a nodes=N instance per node with dmem under
+ *       /run/dmemfs-stats/node<N>.  Needs no libvirt: a host runs it
+ *       before libvirtd starts, which starts autostarted guests and pools.
+ *   dmemfs-host-setup [--config FILE] [--connect URI] up
+ *       the same, then define, start and autostart the libvirt dir storage
+ *       pool dmem-node<N> on each instance (nodepool.h), which
  *       dmem-capacity --connect reads.  What is already there and right is
  *       kept.  A mount point that a host kernel update carries
  *       (dmem-liveupdate's state) is left for dmem-liveupdate --restore.
@@ -17,7 +20,7 @@
  *       unmount their instances.  The configured mount points stay: they
  *       hold the guests' memory.
  *
- * Runs as root at boot, before guests start, with libvirtd up.  Mount
+ * Runs as root at boot: mount before libvirtd, up after it.  Mount
  * points are opened component by component: no symbolic link anywhere on
  * the path, and every directory on it root's and writable by root only (or
  * sticky), so that no user can redirect a mount.  One line on stderr and
@@ -477,7 +480,7 @@ static gboolean undo_all(Setup *s)
 
 /* ---- up and down ------------------------------------------------------- */
 
-static gboolean setup_up(Setup *s, GError **error)
+static gboolean setup_up(Setup *s, gboolean pools, GError **error)
 {
 	g_autoptr(GArray) nodes = dmem_nodes(s->cfg, error);
 	g_autoptr(DmemCarry) carry = NULL;
@@ -510,6 +513,8 @@ static gboolean setup_up(Setup *s, GError **error)
 		if (!ensure_mount(s, target, opts, TRUE, error))
 			return FALSE;
 	}
+	if (!pools)
+		return TRUE;
 	if (!connect_rw(s, error))
 		return FALSE;
 	for (guint i = 0; i < nodes->len; i++)
@@ -594,27 +599,29 @@ int main(int argc, char **argv)
 		  "URI" },
 		G_OPTION_ENTRY_NULL
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("up|down");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("mount|up|down");
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DmemConfig) cfg = NULL;
 	Setup s = { 0 };
-	gboolean ok, up;
+	gboolean ok, up, pools;
 	int lock;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
-	g_option_context_set_summary(ctx, "up: mount dmemfs at the configured mount points and a "
-				     "nodes=N instance per node, and define the libvirt storage "
-				     "pools dmem-node<N>.\ndown: take the pools and the instances "
-				     "away.");
+	g_option_context_set_summary(ctx, "mount: mount dmemfs at the configured mount points and "
+				     "a nodes=N instance per node.\nup: the same, and define the "
+				     "libvirt storage pools dmem-node<N>.\ndown: take the pools and "
+				     "the instances away.");
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		g_printerr("dmemfs-host-setup: %s (see --help)\n", e->message);
 		return 2;
 	}
-	if (argc != 2 || (strcmp(argv[1], "up") && strcmp(argv[1], "down"))) {
-		g_printerr("dmemfs-host-setup: say up or down (see --help)\n");
+	if (argc != 2 || (strcmp(argv[1], "mount") && strcmp(argv[1], "up") &&
+			  strcmp(argv[1], "down"))) {
+		g_printerr("dmemfs-host-setup: say mount, up or down (see --help)\n");
 		return 2;
 	}
-	up = !strcmp(argv[1], "up");
+	up = strcmp(argv[1], "down") != 0;
+	pools = !strcmp(argv[1], "up");
 	cfg = config ? dmem_config_load_file(config, TRUE, &e) : dmem_config_load(&e);
 	if (!cfg) {
 		g_printerr("dmemfs-host-setup: %s\n", e->message);
@@ -630,7 +637,7 @@ int main(int argc, char **argv)
 	s.uri = uri ? uri : "qemu:///system";
 	s.undo = g_array_new(FALSE, FALSE, sizeof(Undo));
 	g_array_set_clear_func(s.undo, undo_clear);
-	ok = up ? setup_up(&s, &e) : setup_down(&s, &e);
+	ok = up ? setup_up(&s, pools, &e) : setup_down(&s, &e);
 	if (!ok && up)
 		g_printerr("dmemfs-host-setup: %s (%s)\n", e->message,
 			   undo_all(&s) ? "nothing changed" : "partly undone: see the mounts and "
@@ -644,8 +651,8 @@ int main(int argc, char **argv)
 	if (!ok)
 		return 1;
 	if (up)
-		printf("dmemfs-host-setup: up: %u mount(s) made, %u storage pool(s) dmem-node<N> "
-		       "ready%s\n", s.mounts, s.pools,
+		printf("dmemfs-host-setup: %s: %u mount(s) made, %u storage pool(s) dmem-node<N> "
+		       "ready%s\n", argv[1], s.mounts, s.pools,
 		       s.left ? ", mount points carried by a live update left alone" : "");
 	else
 		printf("dmemfs-host-setup: down: %u storage pool(s) dmem-node<N> removed\n",

@@ -53,6 +53,7 @@ static void test_usage(void)
 {
 	const char *const bad[][3] = {
 		{ NULL }, { "sideways", NULL }, { "up", "down", NULL }, { "--bogus", "up", NULL },
+		{ "mount", "up", NULL },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -109,6 +110,11 @@ static void test_failed_mount_undone(void)
 	g_assert_cmpint(run(conf, "up", &err), ==, 1);
 	g_assert_cmpint(lines(err), ==, 1);
 	g_assert_nonnull(strstr(err, "mount -t dmemfs -o pagesize=4K none"));
+	g_assert_nonnull(strstr(err, "nothing changed"));
+	g_assert_false(g_file_test(deep, G_FILE_TEST_EXISTS));
+	/* mount (no libvirt) fails and undoes the same way */
+	g_clear_pointer(&err, g_free);
+	g_assert_cmpint(run(conf, "mount", &err), ==, 1);
 	g_assert_nonnull(strstr(err, "nothing changed"));
 	g_assert_false(g_file_test(deep, G_FILE_TEST_EXISTS));
 	/* a directory that was there before stays */
