@@ -59,6 +59,12 @@ test-checkpatch: tree
 	  grep -q '^FAIL: series-order' $(RESULTS)/checkpatch.results || \
 	  echo "FAIL: series-order: script error" >> $(RESULTS)/checkpatch.results
 
+# The packages (debian/ for the userspace, bindeb-pkg for the kernel) into
+# build/deb/, lintian on each (not in make test yet).
+.PHONY: deb
+deb: kernel
+	@scripts/make-deb.sh
+
 test-kernel: deps
 	@if kernel/build.sh >&2; then echo "PASS: kernel: series applies and bzImage builds"; \
 	  else echo "FAIL: kernel: series does not apply or build (build/kernel-build.log)"; \
