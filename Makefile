@@ -62,7 +62,7 @@ test-checkpatch: tree
 # The packages (debian/ for the userspace, bindeb-pkg for the kernel) into
 # build/deb/, lintian on each (not in make test yet).
 .PHONY: deb
-deb: kernel
+deb: deps kernel
 	@scripts/make-deb.sh
 
 test-kernel: deps

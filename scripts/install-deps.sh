@@ -8,6 +8,7 @@ pkgs=(
 	libvirt-daemon-system libvirt-clients libvirt-dev virtinst
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev
 	clang libclang-rt-14-dev trinity
+	debhelper lintian kmod fakeroot
 )
 missing=()
 for p in "${pkgs[@]}"; do
