@@ -211,3 +211,15 @@ dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
 agent_field() { # agent_field LINE KEY
 	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
 }
+# the last whole L2-CARRY-CHECK line of a guest booted with l2.carry=1
+carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
+# wait_pass NAME MIN_PASS TIMEOUT: such a line with pass > MIN_PASS
+wait_pass() {
+	local end=$((SECONDS + $3)) l
+	while [ $SECONDS -lt $end ]; do
+		l=$(carry_line "$1")
+		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
+		sleep 1
+	done
+	return 1
+}

@@ -79,18 +79,6 @@ U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
 ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
 done_l1() { acc_stop_all > /dev/null 2>&1; res "L1-DONE"; exit 0; }
 not_run() { fail_from "$1" "$why" $checks; done_l1; } # every check from $1 on fails
-# the last whole L2-CARRY-CHECK line of a guest
-carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
-# wait_pass NAME MIN_PASS TIMEOUT: a check line with pass > MIN_PASS
-wait_pass() {
-	local end=$((SECONDS + $3)) l
-	while [ $SECONDS -lt $end ]; do
-		l=$(carry_line "$1")
-		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
-		sleep 1
-	done
-	return 1
-}
 # acc_setup without mounting dmemfs: stage 2's mounts come from the tables
 setup_no_mount() {
 	acc_install && acc_libvirt_config && acc_libvirtd_start
