@@ -187,11 +187,11 @@ test-mce: l1-inputs
 # ---- the packages as an operator installs them (nested-test/l1/package-l1.sh):
 # make deb's build/deb/ in an L1 of its own, which kexecs into the packaged
 # kernel.  The step builds the packages first (deb.results: lintian).
-PKG_L1 = $(TOP)/nested-test/host/boot-l1.sh --area=pkg $(TOP)/nested-test/l1/package-l1.sh
+PKG_L1 = $(TOP)/nested-test/host/boot-l1.sh --area=package $(TOP)/nested-test/l1/package-l1.sh
 .PHONY: package-l1 test-package
 package-l1: deb guest
 	@$(PKG_L1)
-	@cat $(RESULTS)/pkg.results
+	@cat $(RESULTS)/package.results
 TEST_STEPS += test-package
 test-package: l1-inputs
-	$(call l1_step,pkg,{ DEB_BUILD_OPTIONS=nocheck $(TOP)/scripts/make-deb.sh > $(RESULTS)/deb.results; $(PKG_L1); })
+	$(call l1_step,package,{ DEB_BUILD_OPTIONS=nocheck $(TOP)/scripts/make-deb.sh > $(RESULTS)/deb.results; $(PKG_L1); })

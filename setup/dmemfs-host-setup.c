@@ -65,6 +65,7 @@ typedef struct {
 	virConnectPtr conn;
 	GArray *undo; /* Undo */
 	guint mounts, pools, left;
+	int lock; /* taken before the first change */
 } Setup;
 
 static void undo_clear(gpointer p)
@@ -480,6 +481,8 @@ static gboolean undo_all(Setup *s)
 
 /* ---- up and down ------------------------------------------------------- */
 
+static int take_lock(GError **error);
+
 static gboolean setup_up(Setup *s, gboolean pools, GError **error)
 {
 	g_autoptr(GArray) nodes = dmem_nodes(s->cfg, error);
@@ -489,7 +492,7 @@ static gboolean setup_up(Setup *s, gboolean pools, GError **error)
 	if (!nodes)
 		return FALSE;
 	carry = dmem_carry_load(s->cfg, error);
-	if (!carry)
+	if (!carry || (s->lock = take_lock(error)) < 0)
 		return FALSE;
 	while (dmem_config_next_mount(s->cfg, &it)) {
 		g_autofree char *opts = g_strdup_printf("pagesize=%s",
@@ -558,7 +561,11 @@ static gboolean remove_pools(Setup *s, GError **error)
 static gboolean setup_down(Setup *s, GError **error)
 {
 	g_autoptr(GError) pools_err = NULL;
-	gboolean pools_ok = connect_rw(s, &pools_err) && remove_pools(s, &pools_err);
+	gboolean pools_ok;
+
+	if ((s->lock = take_lock(error)) < 0)
+		return FALSE;
+	pools_ok = connect_rw(s, &pools_err) && remove_pools(s, &pools_err);
 
 	/* the instances go even when libvirt cannot be reached */
 	for (guint node = 0; node < DMEM_MAX_NODES; node++) {
@@ -602,9 +609,8 @@ int main(int argc, char **argv)
 	g_autoptr(GOptionContext) ctx = g_option_context_new("mount|up|down");
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DmemConfig) cfg = NULL;
-	Setup s = { 0 };
+	Setup s = { .lock = -1 };
 	gboolean ok, up, pools;
-	int lock;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);
 	g_option_context_set_summary(ctx, "mount: mount dmemfs at the configured mount points and "
@@ -627,11 +633,6 @@ int main(int argc, char **argv)
 		g_printerr("dmemfs-host-setup: %s\n", e->message);
 		return 1;
 	}
-	lock = take_lock(&e);
-	if (lock < 0) {
-		g_printerr("dmemfs-host-setup: %s\n", e->message);
-		return 1;
-	}
 	virSetErrorFunc(NULL, quiet_libvirt);
 	s.cfg = cfg;
 	s.uri = uri ? uri : "qemu:///system";
@@ -647,7 +648,8 @@ int main(int argc, char **argv)
 	if (s.conn)
 		virConnectClose(s.conn);
 	g_array_free(s.undo, TRUE);
-	close(lock);
+	if (s.lock >= 0)
+		close(s.lock);
 	if (!ok)
 		return 1;
 	if (up)

@@ -16,16 +16,16 @@
 #
 # --list prints the checks.
 set -u
-checks="installed units-verify setup-mount setup-up l2-start removed purged kexec packaged-kernel"
+checks="installed units-verify setup-mount setup-up l2-start removed guest-survives-remove purged kexec packaged-kernel"
 if [ "${1:-}" = --list ]; then
-	for c in $checks; do echo "pkg.$c"; done
+	for c in $checks; do echo "package.$c"; done
 	exit 0
 fi
 TOP=${TOP:?TOP is not set}
 # shellcheck source=nested-test/l1/l2-lib.sh
 . "$TOP/nested-test/l1/l2-lib.sh"
 l1_channel
-result_area pkg
+result_area package
 WRAPPER=/usr/bin/qemu-memdev-wrapper
 SETUP=/usr/sbin/dmemfs-host-setup
 DEB=$BUILD/deb
@@ -98,8 +98,7 @@ case $stage in
 	l=$(wait_pass "$name" 0 300)
 	check l2-start "virsh start: '$err'; agent: '$l' (serial: $(last_serial "$name"))" \
 		eval '[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]'
-	virsh destroy "$name" > /dev/null 2>&1
-	virsh undefine "$name" > /dev/null 2>&1
+	pass0=$(agent_field "$l" pass)
 
 	# dpkg -r: the package goes, its pools too (prerm), the config stays
 	out=$(dpkg -r dmemfs-host 2>&1)
@@ -114,14 +113,24 @@ case $stage in
 	is_dmemfs /run/dmemfs-stats/node0 && left="$left /run/dmemfs-stats/node0 mounted"
 	check removed "dpkg -r rc $rc ($(echo "$out" | tail -1)); left:$left; config kept: $(ls /etc/dmemfs-host.conf 2>&1)" \
 		eval '[ "$rc" = 0 ] && [ -z "$left" ] && [ -e /etc/dmemfs-host.conf ]'
+	# the guest that ran through the removal runs on, on its mount
+	l=$(wait_pass "$name" "${pass0:-0}" 300)
+	gone=
+	for m in /run/dmemfs/2M /run/dmemfs/1G /run/dmemfs/4K; do is_dmemfs "$m" || gone="$gone $m"; done
+	st=$(domstate "$name") # (check has a local "name")
+	check guest-survives-remove "domain '$st', agent after the removal: '$l'; unmounted:$gone" \
+		eval '[ "$st" = running ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] && [ -z "$gone" ]'
+	virsh destroy "$name" > /dev/null 2>&1
+	virsh undefine "$name" > /dev/null 2>&1
 
 	# dpkg -P: the config goes too; nothing of the package is left
 	out=$(dpkg -P dmemfs-host 2>&1)
 	rc=$?
 	snapshot > /tmp/pkg-after.txt
 	extra=$(comm -13 /tmp/pkg-before.txt /tmp/pkg-after.txt | grep -v "$kver\|^/etc/kernel/" | tr '\n' ' ')
-	check purged "dpkg -P rc $rc ($(echo "$out" | tail -1)); left: '$extra'" \
-		eval '[ "$rc" = 0 ] && [ -z "$extra" ] && [ ! -e /etc/dmemfs-host.conf ]'
+	lost=$(comm -23 /tmp/pkg-before.txt /tmp/pkg-after.txt | tr '\n' ' ')
+	check purged "dpkg -P rc $rc ($(echo "$out" | tail -1)); left: '$extra'; gone that was there before: '$lost'" \
+		eval '[ "$rc" = 0 ] && [ -z "$extra" ] && [ -z "$lost" ] && [ ! -e /etc/dmemfs-host.conf ]'
 	acc_libvirtd_stop
 
 	# the packaged kernel, as a reboot would run it

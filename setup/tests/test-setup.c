@@ -105,6 +105,10 @@ static void test_failed_mount_undone(void)
 		g_test_skip("this kernel has dmemfs: the mount would succeed");
 		return;
 	}
+	if (geteuid() != 0) {
+		g_test_skip("mount points are checked as root sees them: run as root");
+		return;
+	}
 	test_tree_set_node(t, 0, 1ULL << 30, 1ULL << 30);
 	conf = write_conf(t->dir, m, t->sysfs);
 	g_assert_cmpint(run(conf, "up", &err), ==, 1);
