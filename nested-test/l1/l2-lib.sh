@@ -196,12 +196,15 @@ qemu_pid() { local p; p=$(cat "/run/libvirt/qemu/$1.pid" 2> /dev/null) && kill -
 # each vCPU thread's user and system ticks and its kernel stack's top, and
 # the guest's instruction pointer (a guest loop, or KVM looping in L1)
 qemu_diag() {
-	local p t st
+	local p t st l
 	p=$(qemu_pid "$1") || { echo "no QEMU"; return; }
 	for t in /proc/"$p"/task/*; do
 		grep -q '^CPU' "$t/comm" 2> /dev/null || continue
-		read -ra st < "$t/stat"
-		printf '%s: utime %s stime %s state %s, kernel: %s; ' "$(cat "$t/comm")" "${st[13]}" "${st[14]}" "${st[2]}" \
+		# the fields after "(comm)", which has spaces ("CPU 0/KVM"): state
+		# first, utime (guest time included) 11th, stime 12th, in ticks
+		read -r l < "$t/stat"
+		read -ra st <<< "${l##*) }"
+		printf '%s: state %s, utime %s stime %s ticks, kernel: %s; ' "$(cat "$t/comm")" "${st[0]}" "${st[11]}" "${st[12]}" \
 			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
 	done
 	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
