@@ -108,24 +108,6 @@ static gboolean libvirt_fail(GError **error, const char *what, const char *name)
 
 /* ---- mount points ------------------------------------------------------ */
 
-/*
- * An absolute path of plain components: no "." or "..", no empty ones, so
- * that the mount table shows it as it is written.
- */
-static gboolean canonical_path(const char *path, GError **error)
-{
-	g_auto(GStrv) parts = NULL;
-
-	if (!g_path_is_absolute(path) || !path[1])
-		return fail(error, "mount point '%s' is not an absolute path below /", path);
-	parts = g_strsplit(path + 1, "/", -1);
-	for (char **p = parts; *p; p++)
-		if (!**p || !strcmp(*p, ".") || !strcmp(*p, ".."))
-			return fail(error, "mount point '%s' is not a plain path (no '.', '..' "
-				    "or '//', no trailing '/')", path);
-	return TRUE;
-}
-
 /* a directory we mount under: root's, and writable only by root unless sticky */
 static gboolean safe_parent(int fd, const char *path, GError **error)
 {
@@ -140,10 +122,12 @@ static gboolean safe_parent(int fd, const char *path, GError **error)
 }
 
 /*
- * Open the canonical @path (O_PATH) component by component, never through a
- * symbolic link, checking each directory on the way; with @create, make
- * what is missing (0755, undo entries).  -1 with @error set on failure;
- * with !@create, -1 and no error when the path does not exist.
+ * Open @path (O_PATH) component by component, never through a symbolic
+ * link, checking each directory on the way; with @create, make what is
+ * missing (0755, undo entries).  @path is absolute and plain: no "." or
+ * "..", no empty components, so that the mount table shows it as it is
+ * written.  -1 with @error set on failure; with !@create, -1 and no error
+ * when the path does not exist.
  */
 static int open_mount_point(Setup *s, const char *path, gboolean create, GError **error)
 {
@@ -151,9 +135,18 @@ static int open_mount_point(Setup *s, const char *path, gboolean create, GError 
 	g_autoptr(GString) sofar = g_string_new("");
 	int fd;
 
-	if (!canonical_path(path, error))
+	if (!g_path_is_absolute(path) || !path[1]) {
+		fail(error, "mount point '%s' is not an absolute path below /", path);
 		return -1;
+	}
 	parts = g_strsplit(path + 1, "/", -1);
+	for (char **p = parts; *p; p++) {
+		if (!**p || !strcmp(*p, ".") || !strcmp(*p, "..")) {
+			fail(error, "mount point '%s' is not a plain path (no '.', '..' or '//', "
+			     "no trailing '/')", path);
+			return -1;
+		}
+	}
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		fail(error, "/: %s", g_strerror(errno));
@@ -293,7 +286,8 @@ static gboolean ensure_mount(Setup *s, const char *path, const char *opts, gbool
 				goto out;
 			}
 		}
-		if (ours && (has_option_key(have, "size=") || !has_option_key(have, "nodes="))) {
+		/* nodes=N is among @want; a size= limit would falsify the node's statfs */
+		if (ours && has_option_key(have, "size=")) {
 			fail(error, "%s is dmemfs mounted with %s: the statistics of a node want "
 			     "%s and nothing else", path, have, opts);
 			goto out;
