@@ -214,6 +214,12 @@ dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
 agent_field() { # agent_field LINE KEY
 	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
 }
+# nodepool_state N: the storage pool dmem-node<N> as "STATE/AUTOSTART"
+# ("running/yes"), or "none"
+nodepool_state() {
+	virsh pool-info "dmem-node$1" 2> /dev/null |
+		awk '/^State:/ {s=$2} /^Autostart:/ {a=$2} END {print (s ? s "/" a : "none")}'
+}
 # the last whole L2-CARRY-CHECK line of a guest booted with l2.carry=1
 carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
 # wait_pass NAME MIN_PASS TIMEOUT: such a line with pass > MIN_PASS

@@ -87,8 +87,8 @@ case $stage in
 	cmd=$(unit_cmd dmemfs-host-pools ExecStart)
 	out=$($cmd 2>&1)
 	rc=$?
-	st=$(for n in 0 1; do virsh pool-info dmem-node$n 2> /dev/null | awk '/^State:/ {s=$2} /^Autostart:/ {a=$2} END {printf "%s/%s ", s, a}'; done)
-	check setup-up "'$cmd': rc $rc, '$out'; pools: $st" eval '[ "$rc" = 0 ] && [ "$st" = "running/yes running/yes " ]'
+	st="$(nodepool_state 0) $(nodepool_state 1)"
+	check setup-up "'$cmd': rc $rc, '$out'; pools: $st" eval '[ "$rc" = 0 ] && [ "$st" = "running/yes running/yes" ]'
 
 	# a dmem guest through the packaged hook and wrapper
 	name=pkg-l2

@@ -242,7 +242,7 @@ setup_state() { # pools and stats mounts, one line
 	local n
 	for n in 0 1; do
 		printf 'node%s: pool %s, %s; ' "$n" \
-			"$(virsh pool-info dmem-node$n 2> /dev/null | awk '/^State:/ {s=$2} /^Autostart:/ {a=$2} END {print (s ? s "/" a : "none")}')" \
+			"$(nodepool_state $n)" \
 			"$(grep " $SETUP_ST/node$n dmemfs " /proc/mounts | awk '{print $4}' | grep -o 'nodes=[0-9]*' || echo 'not mounted')"
 	done
 }
