@@ -150,6 +150,7 @@ fuzz: $(US_FUZZ)/fuzz-plan $(US_FUZZ)/fuzz-rewrite $(US_FUZZ)/fuzz-dmem-param
 
 # ---- install ----------------------------------------------------------------
 US_AA_LOCAL := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/abstractions
+US_AA_LIBVIRTD := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/usr.sbin.libvirtd
 
 install: userspace capacity liveupdate
 	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d/dmemfs
@@ -170,5 +171,10 @@ install: userspace capacity liveupdate
 	install -D -m 0644 $(TOP)/qemu-memdev-wrapper/apparmor-dmemfs-host $(US_AA_LOCAL)/dmemfs-host
 	@grep -qs '^#include <local/abstractions/dmemfs-host>' $(US_AA_LOCAL)/libvirt-qemu || \
 	  echo '#include <local/abstractions/dmemfs-host>' >> $(US_AA_LOCAL)/libvirt-qemu
+	@# libvirtd's profile runs /usr/bin/* to probe an emulator, not /usr/local/bin/*
+	@if [ '$(PREFIX)' != /usr ]; then \
+	  rule='  $(PREFIX)/bin/qemu-memdev-wrapper PUx,'; \
+	  grep -qsxF "$$rule" $(US_AA_LIBVIRTD) || echo "$$rule" >> $(US_AA_LIBVIRTD); \
+	  echo "AppArmor: reload libvirtd's profile (apparmor_parser -r /etc/apparmor.d/usr.sbin.libvirtd)"; fi
 
 -include $(shell find $(US_OBJ) -name '*.d' 2>/dev/null)

@@ -165,6 +165,15 @@ int main(int argc, char **argv)
 	}
 	if (same_file(cfg->qemu_binary, "/proc/self/exe"))
 		return fail("[qemu] binary points at the wrapper itself");
+	if (cfg->confinement == DMEM_CONFINE_APPARMOR) {
+		g_autofree char *label = NULL;
+
+		/* attr/apparmor/ where LSMs stack (5.8+), attr/ before */
+		if (!g_file_get_contents("/proc/self/attr/apparmor/current", &label, NULL, NULL))
+			g_file_get_contents("/proc/self/attr/current", &label, NULL, NULL);
+		if (!wrap_check_confinement(&res, label, &e))
+			return fail(e->message);
+	}
 	for (guint i = 0; i < res.files->len; i++) {
 		const char *p = g_ptr_array_index(res.files, i);
 		struct stat st;

@@ -550,3 +550,28 @@ gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer data, Wr
 			    "metadata set and the hook installed?)", uuid);
 	return FALSE;
 }
+
+gboolean wrap_check_confinement(const WrapResult *r, const char *label, GError **error)
+{
+	g_autofree char *mount = NULL, *uuid = NULL, *want = NULL, *got = NULL;
+
+	if (!r->files || !r->files->len)
+		return TRUE;
+	if (!dmem_domain_path_split(g_ptr_array_index(r->files, 0), &mount, &uuid)) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: not a domain's dmemfs file",
+			    (char *)g_ptr_array_index(r->files, 0));
+		return FALSE;
+	}
+	want = g_strdup_printf(DMEM_DOMAIN_DIR_PREFIX "%s (enforce)", uuid);
+	got = g_strdup(label ? label : "");
+	g_strchomp(got);
+	if (!strcmp(got, want))
+		return TRUE;
+	g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+		    "domain %s: QEMU would run %s%s%s, not in its own AppArmor profile "
+		    "(%s); every QEMU is the same user, so it could open other domains' "
+		    "memory: use libvirt's AppArmor driver, or set [qemu] confinement=none "
+		    "in dmemfs-host.conf", uuid, label ? "as '" : "with no AppArmor label",
+		    label ? got : "", label ? "'" : "", want);
+	return FALSE;
+}

@@ -6,7 +6,7 @@
 #include "carry.h"
 
 typedef struct {
-	char *path;       /* <mount>/<uuid>/<id> */
+	char *path;       /* <mount>/libvirt-<uuid>/<id> */
 	guint64 pagesize; /* the mount's */
 } WrapTarget;
 
@@ -38,12 +38,20 @@ gboolean wrap_rewrite(const char *qemu_binary, int nargs, char *const *args,
  */
 #define WRAP_CARRY_MONITOR "dmemfs-carry"
 gboolean wrap_carry_incoming(const WrapResult *r, int nargs, char *const *args);
+
+/*
+ * QEMU maps a domain's dmemfs files only from inside that domain's own
+ * AppArmor profile, enforced (dmemfs-host.h, DmemConfinement).  @label: the
+ * wrapper's /proc/self/attr/current, or NULL when it cannot be read.  TRUE
+ * when @r rewrote nothing (probes, domains without dmem).
+ */
+gboolean wrap_check_confinement(const WrapResult *r, const char *label, GError **error);
 void wrap_add_monitor(WrapResult *r, int fd);
 void wrap_result_clear(WrapResult *r);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(WrapResult, wrap_result_clear)
 
 /*
- * The configured mounts: the first <mount>/<uuid>/<id> that exists.  A
+ * The configured mounts: the first <mount>/libvirt-<uuid>/<id> that exists.  A
  * domain's backends may sit in mounts of different page sizes.
  */
 gboolean wrap_resolve_config(const char *uuid, const char *id, gpointer cfg, WrapTarget *out,

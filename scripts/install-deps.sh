@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(
 	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio dwarves ccache rsync
 	qemu-system-x86 qemu-utils busybox-static kexec-tools
-	libvirt-daemon-system libvirt-clients libvirt-dev virtinst
+	libvirt-daemon-system libvirt-clients libvirt-dev virtinst apparmor
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev
 	clang libclang-rt-14-dev trinity
 	debhelper lintian kmod fakeroot

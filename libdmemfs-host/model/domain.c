@@ -7,9 +7,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* a 0.35 <mount>/<uuid> of this domain, on every mount, to its new name */
+static void adopt_legacy(const DomainEnv *env, const char *uuid)
+{
+	DmemMountIter it = { 0 };
+
+	while (dmem_config_next_mount(env->cfg, &it)) {
+		int fd = dmem_mount_open(it.path);
+
+		if (fd >= 0) {
+			dmem_domain_dir_adopt(fd, uuid);
+			close(fd);
+		}
+	}
+}
+
 gboolean domain_carried(const DomainEnv *env, const char *uuid)
 {
 	DmemMountIter it = { 0 };
+
+	adopt_legacy(env, uuid);
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
 		int fd = dmem_mount_open(it.path);
@@ -26,8 +43,9 @@ gboolean domain_carried(const DomainEnv *env, const char *uuid)
 gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error)
 {
 	g_autoptr(GString) errs = g_string_new(NULL);
-
 	DmemMountIter it = { 0 };
+
+	adopt_legacy(env, uuid);
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
 		g_autoptr(GError) e = NULL;
@@ -190,17 +208,14 @@ gboolean domain_prepare(const DomainEnv *env, const DomainPlan *plan, GError **e
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		if (m[i].mfd < 0)
 			continue;
-		if (mkdirat(m[i].mfd, plan->uuid, 0700) < 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "mkdir %s/%s: %s",
-				    m[i].path, plan->uuid, g_strerror(errno));
+		if (!dmem_domain_dir_create(m[i].mfd, plan->uuid, env->gid, error)) {
+			g_prefix_error(error, "%s: ", m[i].path);
 			goto out;
 		}
 		m[i].created = TRUE;
 		m[i].dfd = dmem_domain_dir_open(m[i].mfd, plan->uuid, O_RDONLY);
-		/* root-owned, qemu group may only traverse: QEMU cannot add files */
-		if (m[i].dfd < 0 || fchown(m[i].dfd, (uid_t)-1, env->gid) < 0 ||
-		    fchmod(m[i].dfd, 0710) < 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s/%s: %s", m[i].path,
+		if (m[i].dfd < 0) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s: %s", m[i].path,
 				    plan->uuid, g_strerror(errno));
 			goto out;
 		}
@@ -221,6 +236,8 @@ out:
 gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error)
 {
 	g_autoptr(GString) missing = g_string_new(NULL);
+
+	adopt_legacy(env, plan->uuid);
 
 	for (guint i = 0; i < plan->backends->len; i++) {
 		const PlanBackend *b = g_ptr_array_index(plan->backends, i);

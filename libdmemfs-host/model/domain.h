@@ -13,11 +13,11 @@ typedef struct {
 	gid_t gid;
 } DomainEnv;
 
-/* admission control, then <mount>/<uuid>/<id> for every backend; all or nothing */
+/* admission control, then <mount>/libvirt-<uuid>/<id> for every backend; all or nothing */
 gboolean domain_prepare(const DomainEnv *env, const DomainPlan *plan, GError **error);
 /* dmem-liveupdate carries the domain over a kexec (DMEM_CARRIED_MARK) */
 gboolean domain_carried(const DomainEnv *env, const char *uuid);
-/* remove <mount>/<uuid> from every configured mount; idempotent */
+/* remove <mount>/libvirt-<uuid> from every configured mount; idempotent */
 gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error);
 /* every planned file is present and large enough */
 gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error);

@@ -1,40 +1,92 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* A domain's directory on a dmemfs mount: <mount>/<uuid>/<id> and the mark. */
+/* A domain's directory on a dmemfs mount: <mount>/libvirt-<uuid>/<id> and the mark. */
 #include "carry.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+char *dmem_domain_dirname(const char *uuid)
+{
+	return g_strconcat(DMEM_DOMAIN_DIR_PREFIX, uuid, NULL);
+}
+
 char *dmem_domain_path(const char *mount, const char *uuid, const char *id)
 {
-	return g_build_filename(mount, uuid, id, NULL);
+	g_autofree char *name = dmem_domain_dirname(uuid);
+
+	return g_build_filename(mount, name, id, NULL);
 }
 
 gboolean dmem_domain_path_split(const char *path, char **mount, char **uuid)
 {
 	g_autofree char *dir = g_path_get_dirname(path);
-	g_autofree char *u = g_path_get_basename(dir);
-	g_autofree char *canon = dmem_uuid_normalize(u);
+	g_autofree char *name = g_path_get_basename(dir);
+	const char *u = name + strlen(DMEM_DOMAIN_DIR_PREFIX);
+	g_autofree char *canon = NULL;
 
-	if (!g_path_is_absolute(path) || !canon || strcmp(canon, u))
+	if (!g_path_is_absolute(path) || !g_str_has_prefix(name, DMEM_DOMAIN_DIR_PREFIX))
+		return FALSE;
+	canon = dmem_uuid_normalize(u);
+	if (!canon || strcmp(canon, u))
 		return FALSE;
 	*mount = g_path_get_dirname(dir);
-	*uuid = g_steal_pointer(&u);
+	*uuid = g_steal_pointer(&canon);
 	return TRUE;
 }
 
 int dmem_mount_open(const char *mount)
 {
-	return open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* O_PATH: the wrapper's AppArmor profile may not list the mount */
+	return open(mount, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 int dmem_domain_dir_open(int mountfd, const char *uuid, int flags)
 {
-	return openat(mountfd, uuid, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	g_autofree char *name = dmem_domain_dirname(uuid);
+
+	return openat(mountfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+void dmem_domain_dir_adopt(int mountfd, const char *uuid)
+{
+	g_autofree char *name = dmem_domain_dirname(uuid);
+	struct stat st;
+
+	if (fstatat(mountfd, uuid, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != 0)
+		return;
+	if (fstatat(mountfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return;
+	renameat(mountfd, uuid, mountfd, name);
+}
+
+gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error)
+{
+	g_autofree char *name = dmem_domain_dirname(uuid);
+	int dfd;
+
+	if (mkdirat(mountfd, name, 0700) < 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "mkdir %s: %s", name,
+			    g_strerror(errno));
+		return FALSE;
+	}
+	dfd = dmem_domain_dir_open(mountfd, uuid, O_RDONLY);
+	/* root-owned, qemu group may only traverse: QEMU cannot add files */
+	if (dfd < 0 || fchown(dfd, (uid_t)-1, gid) < 0 || fchmod(dfd, 0710) < 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", name,
+			    g_strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		unlinkat(mountfd, name, AT_REMOVEDIR); /* empty: we just made it */
+		return FALSE;
+	}
+	close(dfd);
+	return TRUE;
 }
 
 gboolean dmem_domain_marked(int mountfd, const char *uuid)
@@ -69,6 +121,7 @@ gboolean dmem_domain_carried(const DmemConfig *cfg, int mountfd, const char *uui
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
 {
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *name = NULL;
 	struct dirent *de;
 	DIR *d;
 	int dfd;
@@ -103,8 +156,9 @@ gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error)
 		}
 	}
 	closedir(d);
-	if (unlinkat(mountfd, uuid, AT_REMOVEDIR) < 0 && errno != ENOENT) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "rmdir %s: %s", uuid,
+	name = dmem_domain_dirname(uuid);
+	if (unlinkat(mountfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "rmdir %s: %s", name,
 			    g_strerror(errno));
 		return FALSE;
 	}

@@ -100,6 +100,7 @@ static void test_config_defaults(void)
 	g_assert_cmpstr(c->sysfs_root, ==, "/sys/kernel/mm/dmem");
 	g_assert_cmpstr(g_ptr_array_index(c->mounts[1], 0), ==, "/run/dmemfs/2M");
 	g_assert_cmpuint(c->default_pagesize, ==, 2 << 20);
+	g_assert_cmpint(c->confinement, ==, DMEM_CONFINE_APPARMOR); /* fail closed */
 }
 
 static void test_config_file_and_env(void)
@@ -151,6 +152,8 @@ static void test_config_errors(void)
 		"[mounts]\n2M=/run/dmemfs/2M\n2M=/srv/2M\n",		/* twice */
 		"[qemu]\nuser=a\n[qemu]\nuser=b\n",			/* twice, two groups */
 		"[mount]\n2M=/run/dmemfs/2M\n",			/* unknown group */
+		"[qemu]\nconfinement=selinux\n",
+		"[qemu]\nconfinement=\n",
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -299,7 +302,7 @@ static void test_remove_domain_dir(void)
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	g_autoptr(GError) e = NULL;
 	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
-	g_autofree char *d = g_build_filename(t->mounts[0], u, NULL);
+	g_autofree char *d = dmem_domain_path(t->mounts[0], u, NULL);
 	g_autofree char *f = g_build_filename(d, "ram-node0", NULL);
 	int mfd = open(t->mounts[0], O_RDONLY | O_DIRECTORY);
 
@@ -316,24 +319,26 @@ static void test_remove_domain_dir(void)
 
 /*
  * The carried mark counts only in the domain's own directory: a
- * <mount>/<uuid> that is a symlink to a marked directory is not marked,
+ * <mount>/libvirt-<uuid> that is a symlink to a marked directory is not marked,
  * as the files are never created through one.
  */
 static void test_mark_no_symlink(void)
 {
 	g_autoptr(TestTree) t = test_tree_new(NULL);
 	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
-	g_autofree char *real = g_build_filename(t->mounts[0], "elsewhere", NULL);
+	const char *other = "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f";
+	g_autofree char *real = dmem_domain_path(t->mounts[0], other, NULL);
+	g_autofree char *target = dmem_domain_dirname(other);
 	g_autofree char *mark = g_build_filename(real, DMEM_CARRIED_MARK, NULL);
-	g_autofree char *link = g_build_filename(t->mounts[0], u, NULL);
+	g_autofree char *link = dmem_domain_path(t->mounts[0], u, NULL);
 	int mfd = open(t->mounts[0], O_RDONLY | O_DIRECTORY);
 
 	g_assert_cmpint(mfd, >=, 0);
 	g_assert_cmpint(getuid(), ==, 0); /* the mark counts only when root owns it */
 	g_assert_cmpint(g_mkdir(real, 0700), ==, 0);
 	g_assert_true(g_file_set_contents(mark, "", 0, NULL));
-	g_assert_true(dmem_domain_marked(mfd, "elsewhere"));
-	g_assert_cmpint(symlink("elsewhere", link), ==, 0);
+	g_assert_true(dmem_domain_marked(mfd, other));
+	g_assert_cmpint(symlink(target, link), ==, 0);
 	g_assert_false(dmem_domain_marked(mfd, u));
 	g_assert_false(dmem_domain_carried(t->cfg, mfd, u));
 	g_assert_true(g_file_test(mark, G_FILE_TEST_EXISTS)); /* not touched through it */
@@ -346,7 +351,7 @@ static void test_mark_no_symlink(void)
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(setuid(65534) || !dmem_domain_marked(mfd, "elsewhere"));
+		_exit(setuid(65534) || !dmem_domain_marked(mfd, other));
 	int status = -1;
 
 	g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
@@ -559,7 +564,44 @@ static void test_config_mount_iter(void)
 	g_assert_false(dmem_config_next_mount(t->cfg, &it)); /* stays done */
 }
 
-/* model: <mount>/<uuid>/<id> is built and parsed in one place */
+/* model: a 0.35 <mount>/<uuid> moves to <mount>/libvirt-<uuid>, its files with it */
+static void test_adopt_legacy_dir(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	const char *v = "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f";
+	g_autofree char *old = g_build_filename(t->mounts[1], u, NULL);
+	g_autofree char *oldf = g_build_filename(old, "ram-node0", NULL);
+	g_autofree char *newf = dmem_domain_path(t->mounts[1], u, "ram-node0");
+	g_autofree char *vold = g_build_filename(t->mounts[1], v, NULL);
+	g_autofree char *vnew = dmem_domain_path(t->mounts[1], v, NULL);
+	int mfd = dmem_mount_open(t->mounts[1]);
+
+	g_assert_cmpint(mfd, >=, 0);
+	g_assert_cmpint(g_mkdir(old, 0710), ==, 0);
+	g_assert_true(g_file_set_contents(oldf, "x", 1, NULL));
+	dmem_domain_dir_adopt(mfd, u);
+	g_assert_false(g_file_test(old, G_FILE_TEST_EXISTS));
+	g_assert_true(g_file_test(newf, G_FILE_TEST_IS_REGULAR));
+	dmem_domain_dir_adopt(mfd, u); /* nothing left to adopt: no change */
+	g_assert_true(g_file_test(newf, G_FILE_TEST_IS_REGULAR));
+	/* the new name is taken: the old directory stays where it is */
+	g_assert_cmpint(g_mkdir(old, 0710), ==, 0);
+	dmem_domain_dir_adopt(mfd, u);
+	g_assert_true(g_file_test(old, G_FILE_TEST_IS_DIR));
+	/* not root's, or a symlink: never moved */
+	g_assert_cmpint(g_mkdir(vold, 0710), ==, 0);
+	g_assert_cmpint(chown(vold, 65534, 65534), ==, 0);
+	dmem_domain_dir_adopt(mfd, v);
+	g_assert_false(g_file_test(vnew, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(rmdir(vold), ==, 0);
+	g_assert_cmpint(symlink(t->dir, vold), ==, 0);
+	dmem_domain_dir_adopt(mfd, v);
+	g_assert_false(g_file_test(vnew, G_FILE_TEST_EXISTS));
+	close(mfd);
+}
+
+/* model: <mount>/libvirt-<uuid>/<id> is built and parsed in one place */
 static void test_domain_path(void)
 {
 	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
@@ -567,16 +609,18 @@ static void test_domain_path(void)
 	g_autofree char *d = dmem_domain_path("/run/dmemfs/2M", u, NULL);
 	g_autofree char *m = NULL, *uu = NULL;
 
-	g_assert_cmpstr(p, ==, "/run/dmemfs/2M/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/ram-node0");
-	g_assert_cmpstr(d, ==, "/run/dmemfs/2M/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59");
+	g_assert_cmpstr(p, ==, "/run/dmemfs/2M/libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/ram-node0");
+	g_assert_cmpstr(d, ==, "/run/dmemfs/2M/libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59");
 	g_assert_true(dmem_domain_path_split(p, &m, &uu));
 	g_assert_cmpstr(m, ==, "/run/dmemfs/2M");
 	g_assert_cmpstr(uu, ==, u);
-	/* a path whose parent is not a canonical UUID is no backend file */
-	g_assert_false(dmem_domain_path_split("/run/dmemfs/2M/x/ram-node0", &m, &uu));
+	/* a path whose parent is not libvirt-<canonical UUID> is no backend file */
+	g_assert_false(dmem_domain_path_split("/run/dmemfs/2M/libvirt-x/ram-node0", &m, &uu));
 	g_assert_false(dmem_domain_path_split(
-		"/m/8F6D3C2A-1B4E-4C5D-9A7F-0E1D2C3B4A59/ram-node0", &m, &uu));
-	g_assert_false(dmem_domain_path_split("rel/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/r",
+		"/m/libvirt-8F6D3C2A-1B4E-4C5D-9A7F-0E1D2C3B4A59/ram-node0", &m, &uu));
+	g_assert_false(dmem_domain_path_split("/m/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/ram-node0",
+					      &m, &uu));
+	g_assert_false(dmem_domain_path_split("rel/libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/r",
 					      &m, &uu));
 }
 
@@ -650,6 +694,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/file/create-0600-excl-nofollow", test_create_file);
 	g_test_add_func("/lib/file/remove-domain-dir", test_remove_domain_dir);
 	g_test_add_func("/lib/file/mark-no-symlink", test_mark_no_symlink);
+	g_test_add_func("/lib/file/adopt-legacy-dir", test_adopt_legacy_dir);
 	g_test_add_func("/lib/file/populate-tmpfs", test_populate_tmpfs);
 	g_test_add_func("/lib/carry/state", test_carry_state);
 	g_test_add_func("/lib/carry/qmp-ignore-shared", test_qmp_ignore_shared);

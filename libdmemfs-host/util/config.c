@@ -73,10 +73,10 @@ static gboolean get_string(GKeyFile *kf, const char *group, const char *key, cha
  */
 static const struct {
 	const char *group;
-	const char *keys[4];
+	const char *keys[5];
 } config_keys[] = {
 	{ "mounts", { "4K", "2M", "1G" } },
-	{ "qemu", { "binary", "user", "group" } },
+	{ "qemu", { "binary", "user", "group", "confinement" } },
 	{ "sysfs", { "root" } },
 	{ "wrapper", { "default_pagesize" } },
 	{ "liveupdate", { "state_dir" } },
@@ -124,7 +124,7 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 	g_autoptr(DmemConfig) cfg = g_new0(DmemConfig, 1);
 	g_autoptr(GKeyFile) kf = g_key_file_new();
 	g_autoptr(GError) e = NULL;
-	g_autofree char *dps = NULL;
+	g_autofree char *dps = NULL, *conf = NULL;
 
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		cfg->mounts[i] = g_ptr_array_new_with_free_func(g_free);
@@ -161,8 +161,16 @@ DmemConfig *dmem_config_load_file(const char *path, gboolean apply_env, GError *
 		    !get_string(kf, "qemu", "group", &cfg->qemu_group, path, error) ||
 		    !get_string(kf, "sysfs", "root", &cfg->sysfs_root, path, error) ||
 		    !get_string(kf, "liveupdate", "state_dir", &cfg->state_dir, path, error) ||
-		    !get_string(kf, "wrapper", "default_pagesize", &dps, path, error))
+		    !get_string(kf, "wrapper", "default_pagesize", &dps, path, error) ||
+		    !get_string(kf, "qemu", "confinement", &conf, path, error))
 			return NULL;
+		if (conf && !strcmp(conf, "none")) {
+			cfg->confinement = DMEM_CONFINE_NONE;
+		} else if (conf && strcmp(conf, "apparmor")) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "%s: [qemu] confinement '%s' is not apparmor or none", path, conf);
+			return NULL;
+		}
 		if (dps && !dmem_pagesize_parse(dps, &cfg->default_pagesize)) {
 			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 				    "%s: [wrapper] default_pagesize '%s' is not 4K, 2M or 1G",

@@ -77,12 +77,24 @@ const char *dmem_policy_name(DmemPolicyMode mode); /* "bind", ... */
 /* ---- configuration -------------------------------------------------- */
 #define DMEM_DEFAULT_CONFIG SYSCONFDIR "/dmemfs-host.conf"
 
+/*
+ * Every QEMU runs as the same user, which owns every domain's memory files:
+ * only the domain's own AppArmor profile, libvirt-<uuid>, keeps its QEMU out
+ * of the others'.  APPARMOR (the default): the wrapper runs QEMU only in that
+ * profile, enforced.  NONE: the operator separates domains otherwise.
+ */
+typedef enum {
+	DMEM_CONFINE_APPARMOR,
+	DMEM_CONFINE_NONE,
+} DmemConfinement;
+
 typedef struct {
 	char *path;                              /* file read, or NULL */
 	GPtrArray *mounts[DMEM_N_PAGESIZES];     /* char *, first = default */
 	char *qemu_binary;
 	char *qemu_user;
 	char *qemu_group;                        /* NULL: user's primary group */
+	DmemConfinement confinement;             /* what the wrapper requires of QEMU */
 	char *sysfs_root;
 	guint64 default_pagesize;                /* wrapper --dry-run fallback */
 	char *state_dir;                         /* dmem-liveupdate's state */

@@ -88,7 +88,7 @@ if err=$("$HOOK" l1-dmemfs prepare begin - < "$tmp/prep.xml" 2>&1); then
 else
 	fail prepare-exits-0 "$err"
 fi
-d=$M2/$UUID
+d=$M2/libvirt-$UUID # libdmemfs-host/model/domaindir.h
 for f in ram-node0:$((64 * MiB)) ram-node1:$((32 * MiB)); do
 	n=${f%%:*}; want=${f#*:}
 	got=$(stat -c '%s %a %U' "$d/$n" 2>/dev/null)
@@ -138,7 +138,7 @@ if [ -n "$M1G" ] && [ "$(free_of 1)" -ge $((2 << 30)) ]; then
 	    -e "s/nodeset='0'/nodeset='1'/" "$tmp/prep.xml" > "$tmp/g.xml"
 	g1=$(free_of 1)
 	if err=$("$HOOK" l1-dmemfs prepare begin - < "$tmp/g.xml" 2>&1) &&
-	   [ "$(stat -c %s "$M1G/$UUID1G/ram-node0" 2>/dev/null)" = $((1 << 30)) ] &&
+	   [ "$(stat -c %s "$M1G/libvirt-$UUID1G/ram-node0" 2>/dev/null)" = $((1 << 30)) ] &&
 	   [ $((g1 - $(free_of 1))) -ge $((2 << 30)) ]; then
 		pass 1g-pages "both cells on node 1, 1 MiB cell rounded up to a 1G dpage"
 	else

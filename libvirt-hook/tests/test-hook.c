@@ -504,7 +504,7 @@ static void test_prepare_creates(void)
 	g_autoptr(DomainPlan) p = prep_plan(t, "numa-memnode");
 	g_autoptr(GError) e = NULL;
 	DomainEnv env = env_of(t);
-	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], p->uuid, NULL);
 	struct stat st;
 
 	fake_reset();
@@ -540,7 +540,7 @@ static void test_prepare_virtio_mem(void)
 	g_autoptr(DomainPlan) p = prep_plan(t, "virtio-mem");
 	g_autoptr(GError) e = NULL;
 	DomainEnv env = env_of(t);
-	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(dir, "memvirtiomem0", NULL);
 	struct stat st;
 
@@ -574,8 +574,8 @@ static void test_prepare_hugepages(void)
 	g_autoptr(DomainPlan) p = prep_plan(t, "hugepages");
 	g_autoptr(GError) e = NULL;
 	DomainEnv env = env_of(t);
-	g_autofree char *d2 = g_build_filename(t->mounts[1], p->uuid, NULL);
-	g_autofree char *d1g = g_build_filename(t->mounts[2], p->uuid, NULL);
+	g_autofree char *d2 = dmem_domain_path(t->mounts[1], p->uuid, NULL);
+	g_autofree char *d1g = dmem_domain_path(t->mounts[2], p->uuid, NULL);
 	g_autofree char *want = NULL;
 
 	fake_reset();
@@ -668,9 +668,9 @@ static void test_prepare_reclaims_stale(void)
 	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
 	g_autoptr(GError) e = NULL;
 	DomainEnv env = env_of(t);
-	g_autofree char *stale = g_build_filename(t->mounts[2], p->uuid, NULL);
+	g_autofree char *stale = dmem_domain_path(t->mounts[2], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(stale, "old", NULL);
-	g_autofree char *now = g_build_filename(t->mounts[1], p->uuid, "pc.ram", NULL);
+	g_autofree char *now = dmem_domain_path(t->mounts[1], p->uuid, "pc.ram");
 
 	fake_reset();
 	g_mkdir(stale, 0700);
@@ -729,7 +729,7 @@ static void test_carried_kept_and_reused(void)
 	g_autoptr(DomainPlan) p = prep_plan(t, "nonuma");
 	g_autoptr(GError) e = NULL;
 	DomainEnv env = env_of(t);
-	g_autofree char *dir = g_build_filename(t->mounts[1], p->uuid, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], p->uuid, NULL);
 	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
 	g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
 	struct stat before, after;
@@ -848,7 +848,7 @@ static void test_cli_hook_ops(void)
 		{ "start", "begin", "0" }, { "started", "begin", "0" }, { "stopped", "end", "0" },
 		{ "migrate", "begin", "0" }, { "restore", "begin", "0" }, { "attach", "begin", "0" },
 	};
-	g_autofree char *dir = g_build_filename(t->mounts[1], "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f", NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f", NULL);
 
 	test_tree_set_node(t, 0, 64 * GiB, 64 * GiB);
 	/* every other operation: exit 0, no output (migrate/restore would take stdout as XML) */

@@ -62,7 +62,7 @@ static void test_refusals(void)
 	g_autofree char *good = domain("good", GOOD_UUID, opted, "");
 	g_autofree char *all = g_strconcat(plain, vfio, good, NULL);
 	g_autofree char *node = node_file(t, all);
-	g_autofree char *dir = g_build_filename(t->mounts[1], GOOD_UUID, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], GOOD_UUID, NULL);
 	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
 	g_autofree char *save = g_build_filename(t->dir, "state", NULL);
 	g_autofree char *out = NULL, *err = NULL;
@@ -152,10 +152,10 @@ static void test_abort_releases(void)
 	const char *gone = "33333333-2222-3333-4444-555555555555";
 	g_autofree char *good = domain("good", GOOD_UUID, opted, "");
 	g_autofree char *node = node_file(t, good);
-	g_autofree char *dir = g_build_filename(t->mounts[1], gone, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[1], gone, NULL);
 	g_autofree char *f = g_build_filename(dir, "pc.ram", NULL);
 	g_autofree char *mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
-	g_autofree char *gdir = g_build_filename(t->mounts[1], GOOD_UUID, NULL);
+	g_autofree char *gdir = dmem_domain_path(t->mounts[1], GOOD_UUID, NULL);
 	g_autofree char *gf = g_build_filename(gdir, "pc.ram", NULL);
 	g_autofree char *gmark = g_build_filename(gdir, DMEM_CARRIED_MARK, NULL);
 	g_autofree char *state = state_path(t);

@@ -28,7 +28,7 @@ rm -f "$(serial_of "$name")"
 virsh define "/tmp/$name.xml" > /dev/null 2>&1 && virsh start "$name" > /tmp/$name.err 2>&1 ||
 	die "virsh start: $(tr -s '\n' ' ' < /tmp/$name.err)"
 wait_serial "$(serial_of "$name")" '^L2-HOLD' 180 > /dev/null || die "the L2 did not reach its init in 180 s (domain '$(domstate "$name")', last serial line: $(last_serial "$name"))"
-file=$M2/$uuid/ram-node0
+file=$(domdir "$M2" "$uuid")/ram-node0
 pfn=$("$BUILD/guest/hwpoison_test" --pfn "$file" "$off") || die "no pfn for $file at $off"
 log=/var/log/libvirt/qemu/$name.log
 echo "$pfn" > /sys/kernel/debug/hwpoison/corrupt-pfn || die "corrupt-pfn $pfn refused"

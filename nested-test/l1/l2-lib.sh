@@ -84,10 +84,12 @@ acc_libvirt_config() {
 	mkdir -p /run/libvirt /var/log/libvirt/qemu /var/lib/libvirt/qemu /var/cache/libvirt/qemu "$IMAGES"
 	chgrp kvm /dev/kvm && chmod 0660 /dev/kvm
 	grep -q '^namespaces' /etc/libvirt/qemu.conf 2> /dev/null || cat >> /etc/libvirt/qemu.conf <<-'CONF'
-		# nested-test/l1/acceptance: no private /dev (no udev in L1), no AppArmor
+		# nested-test/l1/acceptance: no private /dev (no udev in L1); AppArmor
+		# as on a Debian host, named so that a missing driver fails the start
 		namespaces = [ ]
-		security_driver = "none"
+		security_driver = "apparmor"
 	CONF
+	acc_apparmor || return 1
 	grep -q '^log_outputs' /etc/libvirt/libvirtd.conf 2> /dev/null ||
 		echo 'log_outputs = "3:file:/var/log/libvirt/libvirtd.log"' >> /etc/libvirt/libvirtd.conf
 	# no default network in L1 (no netfilter in the test kernel)
@@ -95,6 +97,19 @@ acc_libvirt_config() {
 	# the L2 images local to L1 (libvirt's DAC labelling chowns them)
 	install -m 0644 "$L2_KERNEL" "$IMAGES/l2-bzImage" &&
 		install -m 0644 "$L2_INITRD" "$IMAGES/l2-initramfs.cpio.gz"
+}
+
+# As a Debian host runs: libvirtd and virt-aa-helper confined, each QEMU in
+# the libvirt-<uuid> profile virt-aa-helper writes for it, which includes our
+# snippet (make install).  libvirt's AppArmor driver needs libvirtd's own
+# profile in enforce mode; load it before libvirtd starts.
+acc_apparmor() {
+	[ -r /sys/kernel/security/apparmor/profiles ] ||
+		{ acc_log "AppArmor is not enabled in this kernel (/sys/kernel/security/apparmor)"; return 1; }
+	apparmor_parser -r -K /etc/apparmor.d/usr.sbin.libvirtd \
+		/etc/apparmor.d/usr.lib.libvirt.virt-aa-helper > /tmp/acc-apparmor.log 2>&1 ||
+		{ acc_log "apparmor_parser: $(tail -1 /tmp/acc-apparmor.log)"; return 1; }
+	grep -q '^libvirtd (enforce)' /sys/kernel/security/apparmor/profiles
 }
 
 libvirtd_pid() { local p; p=$(cat /run/libvirtd.pid 2> /dev/null) && kill -0 "$p" 2> /dev/null && echo "$p"; }
@@ -210,7 +225,10 @@ qemu_diag() {
 	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
 }
 # dmemfs files of a domain (by UUID) under every mount, one per line
-dom_files() { ls -d "$M2/$1" "$M1G/$1" 2> /dev/null; }
+# domdir MOUNT UUID: the domain's directory, named after its AppArmor profile
+# (libdmemfs-host/model/domaindir.h)
+domdir() { echo "$1/libvirt-$2"; }
+dom_files() { ls -d "$(domdir "$M2" "$1")" "$(domdir "$M1G" "$1")" 2> /dev/null; }
 agent_field() { # agent_field LINE KEY
 	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
 }

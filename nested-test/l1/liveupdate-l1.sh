@@ -124,7 +124,7 @@ case $stage in
 	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
 	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
 	rc=$?
-	marks=$(ls "$M2/$U2/.carried" "$M1G/$U1G/.carried" 2> /dev/null)
+	marks=$(ls "$(domdir "$M2" "$U2")/.carried" "$(domdir "$M1G" "$U1G")/.carried" 2> /dev/null)
 	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
 	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
 		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]

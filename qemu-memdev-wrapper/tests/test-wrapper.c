@@ -21,7 +21,7 @@ static gboolean fake_resolve(const char *uuid, const char *id, gpointer data, Wr
 	guint64 ps = GPOINTER_TO_SIZE(data);
 
 	(void)error;
-	out->path = g_strdup_printf("/run/dmemfs/%s/%s/%s", dmem_pagesize_name(ps), uuid, id);
+	out->path = g_strdup_printf("/run/dmemfs/%s/libvirt-%s/%s", dmem_pagesize_name(ps), uuid, id);
 	out->pagesize = ps;
 	return TRUE;
 }
@@ -126,7 +126,8 @@ static void test_libvirt_argv(gconstpointer data)
 			g_assert_cmpuint(g_strv_length(parts), ==, 6);
 			g_assert_cmpstr(parts[5], ==, id);
 			g_assert_cmpstr(parts[3], ==, dmem_pagesize_name(ps));
-			g_assert_true(g_uuid_string_is_valid(parts[4]));
+			g_assert_true(g_str_has_prefix(parts[4], DMEM_DOMAIN_DIR_PREFIX));
+			g_assert_true(g_uuid_string_is_valid(parts[4] + strlen(DMEM_DOMAIN_DIR_PREFIX)));
 			/* libvirt put exactly these on hugetlbfs */
 			g_assert_cmpint(g_str_has_prefix(json_object_get_string_member_with_default(a, "mem-path", ""),
 							 "/dev/hugepages"), ==, ps != f->pagesize);
@@ -180,7 +181,7 @@ static char *rewrite_one(const char *obj, GError **e)
 	return g_strdup(g_ptr_array_index(r.argv, 3));
 }
 
-#define DIR2M "/run/dmemfs/2M/8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/"
+#define DIR2M "/run/dmemfs/2M/libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59/"
 
 static void test_json_golden(void)
 {
@@ -336,7 +337,7 @@ static void test_cli(void)
 	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
 	g_autofree char *out3 = NULL, *err3 = NULL, *out4 = NULL, *err4 = NULL;
 	const char *uuid = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
-	g_autofree char *dir = g_build_filename(t->mounts[2], uuid, NULL);
+	g_autofree char *dir = dmem_domain_path(t->mounts[2], uuid, NULL);
 	g_autofree char *want = NULL;
 	const char *probe[] = { "-S", "-no-user-config", "-machine", "none,accel=kvm:tcg", NULL };
 
@@ -349,7 +350,7 @@ static void test_cli(void)
 				 &out, &err), ==, 0);
 	g_assert_cmpstr(err, ==, "");
 	g_assert_true(g_str_has_prefix(out, "/bin/echo\n-name\n"));
-	want = g_strdup_printf("\"mem-path\":\"%s/%s/ram-node0\"", t->mounts[1], uuid);
+	want = g_strdup_printf("\"mem-path\":\"%s/libvirt-%s/ram-node0\"", t->mounts[1], uuid);
 	g_assert_nonnull(strstr(out, want));
 	g_assert_cmpuint(g_strv_length((char **)dry->pdata), ==, (guint)n + 1);
 	{
@@ -367,6 +368,21 @@ static void test_cli(void)
 		g_autofree char *f = g_strdup_printf("%s/ram-node%d", dir, i);
 
 		g_assert_true(g_file_set_contents(f, "", 0, NULL));
+	}
+	/* by default, only inside the domain's own AppArmor profile: refused here */
+	{
+		g_autofree char *c = NULL, *o = NULL, *er = NULL;
+		g_autofree char *strict = g_build_filename(t->dir, "strict.conf", NULL);
+		const char *senv[] = { "DMEMFS_HOST_CONF", strict, NULL };
+
+		g_assert_true(g_file_get_contents(t->conf, &c, NULL, NULL));
+		*strstr(c, "confinement=none") = '#';
+		g_assert_true(g_file_set_contents(strict, c, -1, NULL));
+		g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)dry->pdata + 1,
+					 senv, NULL, &o, &er), ==, 1);
+		g_assert_true(g_str_has_prefix(er, "qemu-memdev-wrapper: domain "));
+		g_assert_nonnull(strstr(er, "not in its own AppArmor profile"));
+		g_assert_cmpstr(o, ==, ""); /* QEMU never ran */
 	}
 	g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)dry->pdata + 1, env, NULL,
 				 &out3, &err3), ==, 0);
@@ -421,8 +437,8 @@ static void test_cli_mounts_per_backend(void)
 	const char *uuid = "5a5a5a5a-6b6b-4c7c-8d8d-9e9e9e9e9e9e";
 	static const char *const in_1g[] = { "ram-node0", "memdimm0", "memdimm1" };
 	static const char *const in_2m[] = { "ram-node1", "memdimm2" };
-	g_autofree char *d2 = g_build_filename(t->mounts[1], uuid, NULL);
-	g_autofree char *d1g = g_build_filename(t->mounts[2], uuid, NULL);
+	g_autofree char *d2 = dmem_domain_path(t->mounts[1], uuid, NULL);
+	g_autofree char *d1g = dmem_domain_path(t->mounts[2], uuid, NULL);
 	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
 	g_autoptr(GPtrArray) argv = g_ptr_array_new();
 	int n;
@@ -581,7 +597,7 @@ static void test_carry_refused_stops_qemu(void)
 	g_assert_cmpint(g_chmod(fake, 0755), ==, 0);
 	t = test_tree_new(fake);
 	env[1] = t->conf;
-	dir = g_build_filename(t->mounts[2], uuid, NULL);
+	dir = dmem_domain_path(t->mounts[2], uuid, NULL);
 	mark = g_build_filename(dir, DMEM_CARRIED_MARK, NULL);
 	g_assert_cmpint(g_mkdir(dir, 0710), ==, 0);
 	for (int i = 0; i < 3; i++) {
@@ -605,6 +621,34 @@ static void test_carry_refused_stops_qemu(void)
 				     "refused): stopping QEMU"));
 	unlink(fake);
 	g_rmdir(tmp);
+}
+
+/* QEMU runs a dmem domain only in the domain's own profile, enforced */
+static void test_confinement(void)
+{
+	const char *u = "8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59";
+	g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+	WrapResult r = { .files = files }, none = { 0 };
+	const char *bad[] = {
+		"unconfined\n",
+		"libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59 (complain)\n",
+		"libvirt-0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f (enforce)\n", /* another domain's */
+		"libvirtd (enforce)\n",
+		"",
+		NULL, /* unreadable */
+	};
+
+	g_ptr_array_add(files, dmem_domain_path("/run/dmemfs/2M", u, "ram-node0"));
+	g_assert_true(wrap_check_confinement(&r, "libvirt-8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59 (enforce)\n",
+					     NULL));
+	g_assert_true(wrap_check_confinement(&none, "unconfined\n", NULL)); /* nothing rewritten */
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(wrap_check_confinement(&r, bad[i], &e));
+		g_assert_nonnull(strstr(e->message, "not in its own AppArmor profile"));
+		g_assert_null(strchr(e->message, '\n'));
+	}
 }
 
 int main(int argc, char **argv)
@@ -632,6 +676,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/wrapper/virtio-mem-prealloc-keyval", test_virtio_mem_keyval);
 	g_test_add_func("/wrapper/passthrough-probe-thread-context", test_passthrough);
 	g_test_add_func("/wrapper/refusals", test_refusals);
+	g_test_add_func("/wrapper/confinement", test_confinement);
 	g_test_add_func("/wrapper/cli-dry-run-and-exec", test_cli);
 	g_test_add_func("/wrapper/cli-mounts-per-backend", test_cli_mounts_per_backend);
 	g_test_add_func("/wrapper/qmp-against-a-fake-qemu", test_qmp);

@@ -8,7 +8,9 @@
 # and the daemons as it found them.  Run by nested-test/l1/tests/l1-virsh.sh
 # (from l1-trunk.sh, inside `make test`) and by l1-accept.sh (`make accept`).
 #
-# Environment: see ../l2-lib.sh; ACC_SOAK (cycles, default 20), ACC_BUDGET (s, 540:
+# Environment: see ../l2-lib.sh; ACC_SOAK (cycles, default 15: libvirt compiles
+# the domain's AppArmor profile several times a start, about 2 s each under
+# TCG), ACC_BUDGET (s, 540:
 # the soak stops early past it, under l1-trunk.sh's 600 s), ACC_ADM_CELL_MIB
 # (admission shape: two cells of this size on nodes 0 and 1; default auto: a third
 # of the smaller free pool).
@@ -17,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 TOP=${TOP:-$(cd "$here/../../.." && pwd)}
 # shellcheck source=nested-test/l1/l2-lib.sh
 . "$here/../l2-lib.sh"
-SOAK=${ACC_SOAK:-20}
+SOAK=${ACC_SOAK:-15}
 BUDGET=${ACC_BUDGET:-540} # seconds from the start after which the soak stops early
 ADM_MIB=${ACC_ADM_CELL_MIB:-auto}
 C0=64 C1=128 # the acceptance guest: cell 0 64 MiB on node 0, cell 1 128 MiB on node 1
@@ -25,7 +27,7 @@ T0=$SECONDS
 
 result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission capacity-live host-setup capacity-fleet refuse-unservable reconnect soak soak-dmesg cleanup)
+	admission capacity-live host-setup capacity-fleet tenant-isolation refuse-unservable refuse-unconfined reconnect soak soak-dmesg cleanup)
 if [ "${1:-}" = --list ]; then
 	printf 'accept.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -78,13 +80,13 @@ base_why() { echo "pool free $(pool_free_all) B, baseline $BASE B"; }
 check_running_guest() { # check_running_guest PREFIX NAME UUID T_START_MS U0 U1
 	local pfx=$1 name=$2 uuid=$3 t0=$4 u0=$5 u1=$6 pid maps d0 d1 line ms status
 	pid=$(qemu_pid "$name")
-	maps=$(grep -c "$M2/$uuid/ram-node" "/proc/$pid/maps" 2> /dev/null)
+	maps=$(grep -c "$(domdir "$M2" "$uuid")/ram-node" "/proc/$pid/maps" 2> /dev/null)
 	d0=$(($(used0) - u0)) d1=$(($(used1) - u1))
 	START_OK=
-	START_WHY="QEMU pid '${pid}' maps ${maps:-0} of the 2 dmemfs files under $M2/$uuid ($(ls "$M2/$uuid" 2>&1 | tr '\n' ' '))"
+	START_WHY="QEMU pid '${pid}' maps ${maps:-0} of the 2 dmemfs files under $(domdir "$M2" "$uuid") ($(ls "$(domdir "$M2" "$uuid")" 2>&1 | tr '\n' ' '))"
 	if [ -n "$pid" ] && [ "${maps:-0}" -ge 2 ]; then
 		START_OK=1
-		START_WHY="started after $(ms_to_s $(($(now_ms) - t0))) s; QEMU pid $pid maps $M2/$uuid/ram-node0 and ram-node1"
+		START_WHY="started after $(ms_to_s $(($(now_ms) - t0))) s; QEMU pid $pid maps $(domdir "$M2" "$uuid")/ram-node0 and ram-node1"
 	fi
 	NUMA_OK=
 	NUMA_WHY="cell 0 ($C0 MiB) -> node0 used +$((d0 / MiB)) MiB, cell 1 ($C1 MiB) -> node1 used +$((d1 / MiB)) MiB"
@@ -346,6 +348,63 @@ print("fleet: %d hosts, node0 free %d MiB, dmem-booted %d, total 4K %d" % (len(h
 	fi
 }
 
+# ---- 4e. tenants, read while the admission guests run: one guest's QEMU,
+# as an attacker who took it over, cannot open another guest's memory file.
+# Every QEMU runs as the qemu user, which owns every guest's files (0600), so
+# only the domain's AppArmor profile (libvirt-<uuid>, with our snippet) stands
+# in the way.  The attack is QEMU's own: object-add of a memory-backend-file
+# on the other guest's file, through A's monitor.  Controls: A's QEMU runs in
+# its profile, enforced; the same object-add on A's own file works (so the
+# refusal is not QEMU failing for another reason); and the qemu user outside
+# any profile reads B's file (so the profile, not file modes, is what refuses).
+qmp_add_file() { # qmp_add_file DOMAIN PATH -> QMP reply on one line
+	virsh qemu-monitor-command "$1" "{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"memory-backend-file\",\"id\":\"acc-steal\",\"mem-path\":\"$2\",\"size\":$((2 * MiB)),\"align\":$((2 * MiB)),\"share\":true}}" 2>&1 | tr -s '\n' ' '
+}
+tenant_isolation() {
+	local ua ub pa pb fa fb out why='' label p
+	ua=$(virsh domuuid acc-adm-0 2> /dev/null) ub=$(virsh domuuid acc-adm-1 2> /dev/null)
+	pa=$(qemu_pid acc-adm-0)
+	if [ -z "$ua" ] || [ -z "$ub" ] || [ -z "$pa" ] || [ -z "$(qemu_pid acc-adm-1)" ]; then
+		fail tenant-isolation "not run: two admission guests are not running (uuids '$ua' '$ub', QEMU '$pa')"
+		return
+	fi
+	fa=$(domdir "$M2" "$ua")/ram-node0 fb=$(domdir "$M2" "$ub")/ram-node0
+	label=$(tr -d '\0' < "/proc/$pa/attr/current" 2> /dev/null)
+	[ "$label" = "libvirt-$ua (enforce)" ] || why="$why QEMU $pa runs as '$label', not libvirt-$ua (enforce);"
+	[ -f "$fb" ] && [ -f "$fa" ] || why="$why no files to attack ($fa, $fb);"
+	# the attack, and the same through B's QEMU's /proc (its root, its fd)
+	pb=$(qemu_pid acc-adm-1)
+	for p in "/proc/$pb/root$fb" "/proc/$pb/fd/$(find "/proc/$pb/fd" -lname "$fb" -printf '%f\n' 2> /dev/null | head -1)"; do
+		out=$(qmp_add_file acc-adm-0 "$p")
+		printf '%s' "$out" | grep -q '"return"' && why="$why A's QEMU opened $p: $out;"
+		virsh qemu-monitor-command acc-adm-0 '{"execute":"object-del","arguments":{"id":"acc-steal"}}' > /dev/null 2>&1
+	done
+	out=$(qmp_add_file acc-adm-0 "$fb")
+	if printf '%s' "$out" | grep -q '"return"'; then
+		why="$why A's QEMU opened B's $fb: $out;"
+		virsh qemu-monitor-command acc-adm-0 '{"execute":"object-del","arguments":{"id":"acc-steal"}}' > /dev/null 2>&1
+	elif ! printf '%s' "$out" | grep -q 'Permission denied'; then
+		why="$why A's object-add on B's file failed otherwise: $out;"
+	fi
+	dmesg | grep 'apparmor="DENIED" operation="open"' | grep "profile=\"libvirt-$ua\"" | grep -q "name=\"$fb\"" ||
+		why="$why no AppArmor denial of $fb for libvirt-$ua in the kernel log;"
+	# control: A's own file
+	out=$(qmp_add_file acc-adm-0 "$fa")
+	printf '%s' "$out" | grep -q '"return"' || why="$why A's object-add on its own $fa: $out;"
+	virsh qemu-monitor-command acc-adm-0 '{"execute":"object-del","arguments":{"id":"acc-steal"}}' > /dev/null 2>&1
+	# control: file modes alone let the qemu user in
+	# (dmemfs files have no read(): the open is what is in question)
+	setpriv --reuid=libvirt-qemu --regid="$(id -g libvirt-qemu)" --init-groups \
+		dd if="$fb" of=/dev/null count=0 status=none 2> /tmp/acc-control.err ||
+		why="$why the control open of $fb as the unconfined qemu user failed ($(head -1 /tmp/acc-control.err)), so the test cannot tell the profile's refusal from the file mode's;"
+	if [ -z "$why" ]; then
+		pass tenant-isolation "A's QEMU (libvirt-$ua, enforce) refused B's memory file (Permission denied, AppArmor DENIED in the kernel log), opened its own; the unconfined qemu user can read B's file, so the profile is what keeps tenants apart"
+	else
+		why=${why%;}
+		fail tenant-isolation "${why# }"
+	fi
+}
+
 # ---- 4. admission: dmem-capacity's prediction from the live pool, then N+1 starts
 # auto: cells of a third of the smaller node's free pool (2 MiB multiples),
 # so that about three guests fit whatever dmem= the L1 boots with
@@ -367,6 +426,7 @@ if ! [ "${N:-x}" -ge 1 ] 2> /dev/null; then
 	fail capacity-live "not run (no admission guests)"
 	fail capacity-fleet "not run (no admission guests)"
 	fail host-setup "not run (no admission guests)"
+	fail tenant-isolation "not run (no admission guests)"
 else
 	started=0 refused='' adm_err=''
 	for i in $(seq 0 "$N"); do
@@ -388,6 +448,7 @@ else
 	host_setup_up
 	capacity_fleet
 	host_setup_down
+	tenant_isolation
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1
@@ -417,6 +478,28 @@ else
 		pass refuse-unservable "4K <hugepages> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
 	else
 		fail refuse-unservable "virsh start rc $rc: $(echo "$err" | tr -s '\n' ' ' | cut -c1-300); state '$st', qemu '$pid', files '${left}', $(base_why)"
+	fi
+	virsh undefine "$name" > /dev/null 2>&1
+fi
+
+# ---- 6c. a domain libvirt would run outside its own AppArmor profile
+# (<seclabel type='none'/>): its QEMU would be free to open every other
+# guest's memory, so the wrapper refuses it and the start fails cleanly
+name=acc-unconfined uuid=$(new_uuid)
+mkdomain "$name" "$uuid" $C0 $C1 | sed "s|</domain>|<seclabel type='none'/></domain>|" > "/tmp/$name.xml"
+if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
+	fail refuse-unconfined "virsh define: $err"
+else
+	err=$(virsh start "$name" 2>&1)
+	rc=$?
+	msg=$(printf '%s\n' "$err" | grep -o 'qemu-memdev-wrapper: .*' | head -1 | cut -c1-200)
+	wait_state "$name" "shut off" 30
+	left=$(dom_files "$uuid") pid=$(qemu_pid "$name") st=$(domstate "$name")
+	if [ $rc -ne 0 ] && [[ $msg == *"not in its own AppArmor profile"* ]] &&
+		[ -z "$left" ] && [ -z "$pid" ] && [ "$st" = "shut off" ] && wait_base 30; then
+		pass refuse-unconfined "<seclabel type='none'/> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
+	else
+		fail refuse-unconfined "virsh start rc $rc: $(echo "$err" | tr -s '\n' ' ' | cut -c1-300); state '$st', qemu '$pid', files '${left}', $(base_why)"
 	fi
 	virsh undefine "$name" > /dev/null 2>&1
 fi

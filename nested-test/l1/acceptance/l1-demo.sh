@@ -66,7 +66,7 @@ show "QEMU (pid $pid, $(tr '\0' '\n' < "/proc/$pid/cmdline" | head -1) exec'd by
 tr '\0' '\n' < "/proc/$pid/cmdline" | grep '"qom-type":"memory-backend-file"' |
 	while IFS= read -r l; do show "    -object $l"; done
 show "files the hook preallocated on the nodes of <numatune> (prepare begin):"
-ls -l "$M2/$uuid" | tail -n +2 | while IFS= read -r l; do show "    $l"; done
+ls -l "$(domdir "$M2" "$uuid")" | tail -n +2 | while IFS= read -r l; do show "    $l"; done
 show "dmem pool while the guest runs:"
 show_cmd pool_table
 line=$(wait_serial "$(serial_of "$name")" '^L2-AGENT-RESULT' 300)

@@ -187,7 +187,7 @@ start_l2() {
 		files="$dir:ram-node0 $dir:ram-node1"
 	fi
 	for f in $files; do
-		grep -q " ${f%%:*}/$UUID/${f#*:}\$" "/proc/$PID/maps" || missing="$missing ${f%%:*}/$UUID/${f#*:}"
+		grep -q " $(domdir "${f%%:*}" "$UUID")/${f#*:}\$" "/proc/$PID/maps" || missing="$missing $(domdir "${f%%:*}" "$UUID")/${f#*:}"
 	done
 	[ -z "$missing" ] ||
 		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" | sort -u | tr '\n' ' '))"; return 1; }
@@ -249,8 +249,8 @@ mixed() {
 		"$M2:ram-node0 $M1G:ram-node1 $M1G:memdimm0" || return 1
 	d0=$(($(pool_bytes 0 used) - u0)) d1=$(($(pool_bytes 1 used) - u1))
 	# each backend from the mount of its page size, and nothing else
-	want="files $(ls "$M2/$UUID" | tr '\n' ' ')in $M2, $(ls "$M1G/$UUID" | tr '\n' ' ')in $M1G"
-	[ "$(ls "$M1G/$UUID" | wc -l)" = 2 ] && [ "$(ls "$M2/$UUID" | wc -l)" = 1 ] ||
+	want="files $(ls "$(domdir "$M2" "$UUID")" | tr '\n' ' ')in $M2, $(ls "$(domdir "$M1G" "$UUID")" | tr '\n' ' ')in $M1G"
+	[ "$(ls "$(domdir "$M1G" "$UUID")" | wc -l)" = 2 ] && [ "$(ls "$(domdir "$M2" "$UUID")" | wc -l)" = 1 ] ||
 		{ WHY="$want"; return 1; }
 	# node 0: 256 MiB of 2M dpages and the DIMM's 1G one; node 1: one 1G dpage
 	[ "$d0" = $((1280 * MiB)) ] && [ "$d1" = $((1024 * MiB)) ] ||
@@ -274,7 +274,7 @@ mixed
 r=$?
 stop_l2 "$name"
 for _ in $(seq 1 20); do
-	left=$(ls -d "$M2/$UUID" "$M1G/$UUID" 2> /dev/null)
+	left=$(ls -d "$(domdir "$M2" "$UUID")" "$(domdir "$M1G" "$UUID")" 2> /dev/null)
 	[ -z "$left" ] && break
 	sleep 0.5
 done

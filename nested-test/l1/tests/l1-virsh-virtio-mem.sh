@@ -118,7 +118,7 @@ if ! err=$(virsh define /tmp/$name.xml 2>&1 && virsh start $name 2>&1); then
 	fail start "$(echo "$err" | tr -s '\n' ' ')"
 	not_run 2 "start failed"
 fi
-f=$M2/$uuid/memvirtiomem0
+f=$(domdir "$M2" "$uuid")/memvirtiomem0
 blocks=$(stat -c %b "$f" 2> /dev/null)
 pass start "$f is $(($(stat -c %s "$f" 2> /dev/null) / MiB)) MiB, $((${blocks:-0} * 512 / MiB)) MiB allocated before the guest plugs"
 
