@@ -398,7 +398,7 @@ tenant_isolation() {
 		dd if="$fb" of=/dev/null count=0 status=none 2> /tmp/acc-control.err ||
 		why="$why the control open of $fb as the unconfined qemu user failed ($(head -1 /tmp/acc-control.err)), so the test cannot tell the profile's refusal from the file mode's;"
 	if [ -z "$why" ]; then
-		pass tenant-isolation "A's QEMU (libvirt-$ua, enforce) refused B's memory file (Permission denied, AppArmor DENIED in the kernel log), opened its own; the unconfined qemu user can read B's file, so the profile is what keeps tenants apart"
+		pass tenant-isolation "A's QEMU (libvirt-$ua, enforce) refused B's memory file (Permission denied, AppArmor DENIED in the kernel log), opened its own; the unconfined qemu user can open B's file, and B's QEMU's /proc root and fd refused too, so the profile is what keeps tenants apart"
 	else
 		why=${why%;}
 		fail tenant-isolation "${why# }"
