@@ -27,7 +27,10 @@ US_PKG_LIBS   = $(shell pkg-config --libs $(US_PKGS)) -lnuma
 # a program only the library's two layers and its own folder.
 US_INC   := -I$(TOP)/libdmemfs-host/util -I$(TOP)/libdmemfs-host/model
 US_DEFS  := -D_GNU_SOURCE -DSYSCONFDIR='"$(SYSCONFDIR)"' -DGLIB_VERSION_MIN_REQUIRED=GLIB_VERSION_2_74
-US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) $(US_PKG_CFLAGS)
+# $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) last: a distribution's build flags
+# (dpkg-buildflags: FORTIFY_SOURCE, stack protector, relro/now) win
+US_CFLAGS = -std=c11 -O2 -g -Wall -Wextra -Werror -MMD -MP $(US_DEFS) $(US_INC) $(US_PKG_CFLAGS) \
+	    $(CPPFLAGS) $(CFLAGS)
 
 US_LIB_SRC  := $(wildcard $(TOP)/libdmemfs-host/util/*.c $(TOP)/libdmemfs-host/model/*.c)
 US_WRAP_SRC := $(TOP)/qemu-memdev-wrapper/rewrite.c $(TOP)/qemu-memdev-wrapper/qmp.c
@@ -58,11 +61,11 @@ $(US_WRAP_A): $(call us_obj,$(US_WRAP_SRC))
 
 $(US_BIN)/dmemfs-hook: $(call us_obj,$(TOP)/libvirt-hook/main.c) $(US_LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(US_PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(US_PKG_LIBS)
 
 $(US_BIN)/qemu-memdev-wrapper: $(call us_obj,$(TOP)/qemu-memdev-wrapper/main.c) $(US_WRAP_A) $(US_LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(US_PKG_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(US_PKG_LIBS)
 
 # ---- unit tests -----------------------------------------------------------
 US_TEST_DEFS = -I$(TOP)/libdmemfs-host/tests $(shell pkg-config --cflags gio-2.0) -DTEST_TOP='"$(TOP)"' -DTEST_BINDIR='"$(US_BIN)"'
@@ -86,7 +89,7 @@ $(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 $(US_OBJ)/tests/test-liveupdate: $(US_OBJ)/liveupdate/kexec-plan.o
 
 $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_WRAP_A) $(US_LIB_A)
-	$(CC) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
+	$(CC) $(LDFLAGS) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
 
 unit: userspace $(US_TEST_BINS)
 	@rc=0; for t in $(US_TEST_BINS); do \

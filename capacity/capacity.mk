@@ -33,10 +33,10 @@ $(CAP_OBJ)/test-capacity.o: $(CAP_DIR)/tests/test-capacity.c $(CAP_DIR)/capacity
 
 $(CAP_BIN): $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(US_LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(CAP_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CAP_OBJ)/main.o $(CAP_LIBOBJ) $(CAP_LIBS)
 
 $(CAP_TBIN): $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(US_LIB_A)
-	$(CC) -o $@ $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(CAP_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CAP_OBJ)/test-capacity.o $(CAP_LIBOBJ) $(CAP_LIBS)
 
 -include $(wildcard $(CAP_OBJ)/*.d)
 

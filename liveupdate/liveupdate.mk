@@ -22,6 +22,6 @@ $(BUILD)/obj/liveupdate/%.o: $(TOP)/liveupdate/%.c $(TOP)/liveupdate/liveupdate.
 
 $(LU_BIN): $(BUILD)/obj/liveupdate/dmem-liveupdate.o $(BUILD)/obj/liveupdate/kexec-plan.o $(US_LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(filter %.o,$^) $(LU_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LU_LIBS)
 
 -include $(wildcard $(BUILD)/obj/liveupdate/*.d)
