@@ -114,9 +114,16 @@ int main(int argc, char **argv)
 	 */
 	if (argc >= 2 && !strcmp(argv[1], "--plan") && (argc != 5 || g_str_has_prefix(argv[2], "--")))
 		return cmd_plan(argc, argv);
+	if (argc == 2 && !strcmp(argv[1], "--adopt")) {
+		/* the upgrade from 0.35's <mount>/<uuid> (domain.h) */
+		if (!hook_env(&env, &cfg, &e) || !domain_adopt_all(&env, &e))
+			return die(NULL, e->message);
+		return 0;
+	}
 	if (argc != 5) {
-		fprintf(stderr, "usage: dmemfs-hook DOMAIN OP SUBOP EXTRA < domain.xml, or "
-				"dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml\n");
+		fprintf(stderr, "usage: dmemfs-hook DOMAIN OP SUBOP EXTRA < domain.xml, "
+				"dmemfs-hook --plan [--pagesize 4K|2M|1G] [--check] < domain.xml, "
+				"or dmemfs-hook --adopt\n");
 		return 2;
 	}
 	umask(077);
@@ -140,9 +147,22 @@ int main(int argc, char **argv)
 			return die(plan->uuid, e->message);
 		return 0;
 	}
+	/*
+	 * Any domain's QEMU is the qemu user, which owns the dmem guests'
+	 * memory files: one without its AppArmor profile could open them all.
+	 */
+	if (prepare && plan->unconfined) {
+		if (!hook_env(&env, &cfg, &e))
+			return plan->opted_in ? die(plan->uuid, e->message) : 0;
+		if (cfg->confinement == DMEM_CONFINE_APPARMOR)
+			return die(plan->uuid,
+				   "<seclabel type='none'/>: its QEMU would run without an AppArmor "
+				   "profile, as the qemu user that owns every dmem guest's memory; "
+				   "confine it, or set [qemu] confinement=none in dmemfs-host.conf");
+	}
 	if (!plan->opted_in)
 		return 0;
-	if (!hook_env(&env, &cfg, &e))
+	if (!cfg && !hook_env(&env, &cfg, &e))
 		return die(plan->uuid, e->message);
 	if (reconnect) {
 		/* a non-zero exit would kill the running QEMU: report only */

@@ -49,6 +49,45 @@ static gboolean resolve(const char *uuid, const char *id, gpointer data, WrapTar
 	return TRUE;
 }
 
+/*
+ * QEMU only inside the domain's own enforced profile, unless a config file
+ * that only root can write says otherwise: the environment (a domain's
+ * <qemu:env>) could point the wrapper at a file of its own.
+ */
+static gboolean check_confinement(const DmemConfig *cfg, const WrapResult *res, GError **error)
+{
+	g_autofree char *label = NULL;
+	g_autoptr(GError) e = NULL;
+	struct stat st;
+
+	if (cfg->confinement == DMEM_CONFINE_NONE) {
+		if (cfg->path && stat(cfg->path, &st) == 0 && st.st_uid == 0 &&
+		    !(st.st_mode & (S_IWGRP | S_IWOTH)))
+			return TRUE;
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "%s: [qemu] confinement=none is honoured only in a file root owns "
+			    "and only root can write", cfg->path ? cfg->path : "(no file)");
+		return FALSE;
+	}
+	/* attr/apparmor/ where LSMs stack (5.8+), attr/ only where it is absent */
+	if (!g_file_get_contents("/proc/self/attr/apparmor/current", &label, NULL, &e) &&
+	    g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+		g_clear_error(&e);
+		g_file_get_contents("/proc/self/attr/current", &label, NULL, &e);
+	}
+	if (wrap_check_confinement(res, label, error))
+		return TRUE;
+	if (e) {
+		char *m = g_strdup_printf("%s (reading the label: %s; is the dmemfs-host "
+					  "AppArmor snippet included?)", (*error)->message,
+					  e->message);
+
+		g_free((*error)->message);
+		(*error)->message = m;
+	}
+	return FALSE;
+}
+
 static int fail(const char *msg)
 {
 	fprintf(stderr, "qemu-memdev-wrapper: %s\n", msg);
@@ -150,6 +189,8 @@ int main(int argc, char **argv)
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
 		return fail(e->message);
+	if (!ctx.dry_run && !check_confinement(cfg, &res, &e))
+		return fail(e->message);
 	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
 		int fd = carry_monitor();
 
@@ -165,15 +206,6 @@ int main(int argc, char **argv)
 	}
 	if (same_file(cfg->qemu_binary, "/proc/self/exe"))
 		return fail("[qemu] binary points at the wrapper itself");
-	if (cfg->confinement == DMEM_CONFINE_APPARMOR) {
-		g_autofree char *label = NULL;
-
-		/* attr/apparmor/ where LSMs stack (5.8+), attr/ before */
-		if (!g_file_get_contents("/proc/self/attr/apparmor/current", &label, NULL, NULL))
-			g_file_get_contents("/proc/self/attr/current", &label, NULL, NULL);
-		if (!wrap_check_confinement(&res, label, &e))
-			return fail(e->message);
-	}
 	for (guint i = 0; i < res.files->len; i++) {
 		const char *p = g_ptr_array_index(res.files, i);
 		struct stat st;

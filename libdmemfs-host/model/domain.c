@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "domain.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -15,11 +16,53 @@ static void adopt_legacy(const DomainEnv *env, const char *uuid)
 	while (dmem_config_next_mount(env->cfg, &it)) {
 		int fd = dmem_mount_open(it.path);
 
-		if (fd >= 0) {
-			dmem_domain_dir_adopt(fd, uuid);
-			close(fd);
-		}
+		g_autoptr(GError) e = NULL;
+
+		if (fd < 0)
+			continue;
+		/* on stderr, in libvirt's log: the old directory's dpages stay held */
+		if (!dmem_domain_dir_adopt(fd, uuid, &e))
+			g_printerr("dmemfs: %s: %s\n", it.path, e->message);
+		close(fd);
 	}
+}
+
+gboolean domain_adopt_all(const DomainEnv *env, GError **error)
+{
+	g_autoptr(GString) errs = g_string_new(NULL);
+	DmemMountIter it = { 0 };
+
+	while (dmem_config_next_mount(env->cfg, &it)) {
+		g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+		int fd = open(it.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		struct dirent *de;
+		DIR *d;
+
+		if (fd < 0)
+			continue; /* not mounted: nothing there */
+		d = fdopendir(dup(fd));
+		while (d && (de = readdir(d))) {
+			g_autofree char *canon = dmem_uuid_normalize(de->d_name);
+
+			if (canon && !strcmp(canon, de->d_name))
+				g_ptr_array_add(names, g_strdup(de->d_name));
+		}
+		if (d)
+			closedir(d);
+		for (guint i = 0; i < names->len; i++) {
+			g_autoptr(GError) e = NULL;
+
+			if (!dmem_domain_dir_adopt(fd, g_ptr_array_index(names, i), &e))
+				g_string_append_printf(errs, "%s%s: %s", errs->len ? "; " : "",
+						       it.path, e->message);
+		}
+		close(fd);
+	}
+	if (errs->len) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s", errs->str);
+		return FALSE;
+	}
+	return TRUE;
 }
 
 gboolean domain_carried(const DomainEnv *env, const char *uuid)

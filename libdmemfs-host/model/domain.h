@@ -19,6 +19,12 @@ gboolean domain_prepare(const DomainEnv *env, const DomainPlan *plan, GError **e
 gboolean domain_carried(const DomainEnv *env, const char *uuid);
 /* remove <mount>/libvirt-<uuid> from every configured mount; idempotent */
 gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error);
+/*
+ * Every 0.35 <mount>/<uuid> on every configured mount to libvirt-<uuid>
+ * (dmemfs-hook --adopt, from the package's postinst before it recompiles
+ * running guests' profiles); FALSE if one could not be moved.
+ */
+gboolean domain_adopt_all(const DomainEnv *env, GError **error);
 /* every planned file is present and large enough */
 gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error);
 

@@ -52,17 +52,26 @@ int dmem_domain_dir_open(int mountfd, const char *uuid, int flags)
 	return openat(mountfd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-void dmem_domain_dir_adopt(int mountfd, const char *uuid)
+gboolean dmem_domain_dir_adopt(int mountfd, const char *uuid, GError **error)
 {
 	g_autofree char *name = dmem_domain_dirname(uuid);
 	struct stat st;
 
 	if (fstatat(mountfd, uuid, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 	    st.st_uid != 0)
-		return;
-	if (fstatat(mountfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
-		return;
-	renameat(mountfd, uuid, mountfd, name);
+		return TRUE;
+	/* never onto a directory of the new name, even an empty one */
+	if (fstatat(mountfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+			    "0.35 directory %s left as it is: %s exists", uuid, name);
+		return FALSE;
+	}
+	if (renameat(mountfd, uuid, mountfd, name) < 0) {
+		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "rename %s to %s: %s", uuid,
+			    name, g_strerror(errno));
+		return FALSE;
+	}
+	return TRUE;
 }
 
 gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error)

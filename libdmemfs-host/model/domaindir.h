@@ -38,7 +38,7 @@ gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError
  * the same file system, so a running QEMU keeps its open files and maps.
  * Without it, release would leak its dpages and reconnect miss its files.
  */
-void dmem_domain_dir_adopt(int mountfd, const char *uuid);
+gboolean dmem_domain_dir_adopt(int mountfd, const char *uuid, GError **error);
 /* Remove the domain's directory and the regular files in it; TRUE if absent. */
 gboolean dmem_remove_domain_dir(int mountfd, const char *uuid, GError **error);
 

@@ -740,6 +740,7 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 	plan->name = dmem_xml_content(dmem_xml_node(x, NULL, "./name"));
 	hostdevs = dmem_xml_nodes(x, NULL, "./devices/hostdev | ./devices/interface[@type='hostdev']");
 	plan->hostdevs = hostdevs->len;
+	plan->unconfined = dmem_xml_node(x, NULL, "./seclabel[@type='none']") != NULL;
 	if (!parse_metadata(x, plan, error))
 		return NULL;
 	if (opts && opts->pagesize)

@@ -25,6 +25,7 @@ typedef struct {
 	char *uuid;            /* canonical, lowercase */
 	char *name;
 	gboolean opted_in;     /* has our <metadata> element */
+	gboolean unconfined;   /* a <seclabel type='none'/>: its QEMU gets no profile */
 	guint64 pagesize;      /* 0 until known; backends may have their own */
 	char *mount;           /* metadata mount=, or NULL */
 	guint hostdevs;        /* <hostdev>s and <interface type='hostdev'>s: VFIO, whose DMA

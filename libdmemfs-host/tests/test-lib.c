@@ -575,29 +575,39 @@ static void test_adopt_legacy_dir(void)
 	g_autofree char *newf = dmem_domain_path(t->mounts[1], u, "ram-node0");
 	g_autofree char *vold = g_build_filename(t->mounts[1], v, NULL);
 	g_autofree char *vnew = dmem_domain_path(t->mounts[1], v, NULL);
+	g_autofree char *voldf = g_build_filename(vold, "ram-node0", NULL);
 	int mfd = dmem_mount_open(t->mounts[1]);
 
 	g_assert_cmpint(mfd, >=, 0);
 	g_assert_cmpint(g_mkdir(old, 0710), ==, 0);
 	g_assert_true(g_file_set_contents(oldf, "x", 1, NULL));
-	dmem_domain_dir_adopt(mfd, u);
+	g_assert_true(dmem_domain_dir_adopt(mfd, u, NULL));
 	g_assert_false(g_file_test(old, G_FILE_TEST_EXISTS));
 	g_assert_true(g_file_test(newf, G_FILE_TEST_IS_REGULAR));
-	dmem_domain_dir_adopt(mfd, u); /* nothing left to adopt: no change */
+	g_assert_true(dmem_domain_dir_adopt(mfd, u, NULL)); /* nothing left to adopt */
 	g_assert_true(g_file_test(newf, G_FILE_TEST_IS_REGULAR));
-	/* the new name is taken: the old directory stays where it is */
-	g_assert_cmpint(g_mkdir(old, 0710), ==, 0);
-	dmem_domain_dir_adopt(mfd, u);
-	g_assert_true(g_file_test(old, G_FILE_TEST_IS_DIR));
 	/* not root's, or a symlink: never moved */
 	g_assert_cmpint(g_mkdir(vold, 0710), ==, 0);
 	g_assert_cmpint(chown(vold, 65534, 65534), ==, 0);
-	dmem_domain_dir_adopt(mfd, v);
+	g_assert_true(dmem_domain_dir_adopt(mfd, v, NULL));
 	g_assert_false(g_file_test(vnew, G_FILE_TEST_EXISTS));
 	g_assert_cmpint(rmdir(vold), ==, 0);
 	g_assert_cmpint(symlink(t->dir, vold), ==, 0);
-	dmem_domain_dir_adopt(mfd, v);
+	g_assert_true(dmem_domain_dir_adopt(mfd, v, NULL));
 	g_assert_false(g_file_test(vnew, G_FILE_TEST_EXISTS));
+	g_assert_cmpint(unlink(vold), ==, 0);
+	/* the new name is taken, even by an empty directory (which rename would replace) */
+	g_assert_cmpint(g_mkdir(vold, 0710), ==, 0);
+	g_assert_true(g_file_set_contents(voldf, "x", 1, NULL));
+	g_assert_cmpint(g_mkdir(vnew, 0710), ==, 0);
+	{
+		g_autoptr(GError) e = NULL;
+
+		g_assert_false(dmem_domain_dir_adopt(mfd, v, &e));
+		g_assert_nonnull(strstr(e->message, "exists"));
+	}
+	g_assert_true(g_file_test(voldf, G_FILE_TEST_IS_REGULAR));
+	g_assert_true(g_file_test(vnew, G_FILE_TEST_IS_DIR));
 	close(mfd);
 }
 

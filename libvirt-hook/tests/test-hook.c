@@ -869,6 +869,43 @@ static void test_cli_hook_ops(void)
 		g_assert_cmpstr(out, ==, "");
 		g_assert_cmpstr(err, ==, "");
 	}
+	/*
+	 * <seclabel type='none'/>, on a dmem domain or any other: refused at
+	 * prepare unless the host says confinement=none (the tree's config does)
+	 */
+	{
+		g_autofree char *c = NULL;
+		g_autofree char *strict = g_build_filename(t->dir, "strict.conf", NULL);
+		const char *senv[] = { "DMEMFS_HOST_CONF", strict, NULL };
+		const char *docs[] = { xml, other };
+
+		g_assert_true(g_file_get_contents(t->conf, &c, NULL, NULL));
+		*strstr(c, "confinement=none") = '#';
+		g_assert_true(g_file_set_contents(strict, c, -1, NULL));
+		for (guint i = 0; i < G_N_ELEMENTS(docs); i++) {
+			const char *a[] = { "d", "prepare", "begin", "-", NULL };
+			g_autofree char *un = g_strdup(docs[i]);
+			g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+			char *end = strstr(un, "</domain>");
+
+			g_assert_nonnull(end);
+			*end = '\0';
+			{
+				g_autofree char *doc = g_strconcat(un, "<seclabel type='none'/></domain>",
+								    NULL);
+
+				g_assert_cmpint(test_run("dmemfs-hook", a, senv, doc, &out, &err), ==, 1);
+				g_assert_nonnull(strstr(err, "<seclabel type='none'/>"));
+				g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
+				/* the host separates domains otherwise: the plain one passes */
+				if (i == 1) {
+					g_assert_cmpint(test_run("dmemfs-hook", a, env, doc, &out2, &err2),
+							==, 0);
+					g_assert_cmpstr(err2, ==, "");
+				}
+			}
+		}
+	}
 	/* prepare on a directory that is not dmemfs: one line, exit 1, nothing created */
 	{
 		const char *a[] = { "nonuma", "prepare", "begin", "-", NULL };
@@ -937,6 +974,39 @@ static void test_cli_hook_ops(void)
 	}
 }
 
+/* dmemfs-hook --adopt: every 0.35 <mount>/<uuid> to libvirt-<uuid>, the rest untouched */
+static void test_cli_adopt(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+	const char *u = "0b7c6d3e-5f1a-4e2b-9c8d-7a6b5c4d3e2f";
+	const char *a[] = { "--adopt", NULL };
+	g_autofree char *old2 = g_build_filename(t->mounts[1], u, NULL);
+	g_autofree char *old1g = g_build_filename(t->mounts[2], u, NULL);
+	g_autofree char *f = g_build_filename(old2, "ram-node0", NULL);
+	g_autofree char *nf = dmem_domain_path(t->mounts[1], u, "ram-node0");
+	g_autofree char *new1g = dmem_domain_path(t->mounts[2], u, NULL);
+	g_autofree char *other = g_build_filename(t->mounts[1], "not-a-uuid", NULL);
+	g_autofree char *out = NULL, *err = NULL, *out2 = NULL, *err2 = NULL;
+
+	g_assert_cmpint(g_mkdir(old2, 0710), ==, 0);
+	g_assert_true(g_file_set_contents(f, "x", 1, NULL));
+	g_assert_cmpint(g_mkdir(old1g, 0710), ==, 0);
+	g_assert_cmpint(g_mkdir(other, 0700), ==, 0);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, NULL, &out, &err), ==, 0);
+	g_assert_cmpstr(err, ==, "");
+	g_assert_true(g_file_test(nf, G_FILE_TEST_IS_REGULAR));
+	g_assert_true(g_file_test(new1g, G_FILE_TEST_IS_DIR));
+	g_assert_false(g_file_test(old2, G_FILE_TEST_EXISTS));
+	g_assert_true(g_file_test(other, G_FILE_TEST_IS_DIR));
+	/* one that cannot move: a line, exit 1, the others still done */
+	g_assert_cmpint(g_mkdir(old2, 0710), ==, 0);
+	g_assert_cmpint(test_run("dmemfs-hook", a, env, NULL, &out2, &err2), ==, 1);
+	g_assert_true(g_str_has_prefix(err2, "dmemfs-hook: "));
+	g_assert_nonnull(strstr(err2, "exists"));
+	g_assert_cmpint(strchr(err2, '\n') - err2, ==, (int)strlen(err2) - 1);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const argv_fixtures[] = {
@@ -976,5 +1046,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/hook/cli/plan-json", test_cli_plan);
 	g_test_add_func("/hook/cli/plan-check-and-refusal", test_cli_plan_check_and_refusal);
 	g_test_add_func("/hook/cli/hook-operations", test_cli_hook_ops);
+	g_test_add_func("/hook/cli/adopt", test_cli_adopt);
 	return g_test_run();
 }

@@ -382,7 +382,22 @@ static void test_cli(void)
 					 senv, NULL, &o, &er), ==, 1);
 		g_assert_true(g_str_has_prefix(er, "qemu-memdev-wrapper: domain "));
 		g_assert_nonnull(strstr(er, "not in its own AppArmor profile"));
+		g_assert_cmpint(strchr(er, '\n') - er, ==, (int)strlen(er) - 1); /* one line */
 		g_assert_cmpstr(o, ==, ""); /* QEMU never ran */
+	}
+	/* confinement=none counts only from a file that only root can write */
+	{
+		g_autofree char *c = NULL, *o = NULL, *er = NULL;
+		g_autofree char *loose = g_build_filename(t->dir, "loose.conf", NULL);
+		const char *lenv[] = { "DMEMFS_HOST_CONF", loose, NULL };
+
+		g_assert_true(g_file_get_contents(t->conf, &c, NULL, NULL));
+		g_assert_true(g_file_set_contents(loose, c, -1, NULL));
+		g_assert_cmpint(g_chmod(loose, 0666), ==, 0);
+		g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)dry->pdata + 1,
+					 lenv, NULL, &o, &er), ==, 1);
+		g_assert_nonnull(strstr(er, "confinement=none is honoured only in a file root owns"));
+		g_assert_cmpstr(o, ==, "");
 	}
 	g_assert_cmpint(test_run("qemu-memdev-wrapper", (const char *const *)dry->pdata + 1, env, NULL,
 				 &out3, &err3), ==, 0);

@@ -361,7 +361,7 @@ qmp_add_file() { # qmp_add_file DOMAIN PATH -> QMP reply on one line
 	virsh qemu-monitor-command "$1" "{\"execute\":\"object-add\",\"arguments\":{\"qom-type\":\"memory-backend-file\",\"id\":\"acc-steal\",\"mem-path\":\"$2\",\"size\":$((2 * MiB)),\"align\":$((2 * MiB)),\"share\":true}}" 2>&1 | tr -s '\n' ' '
 }
 tenant_isolation() {
-	local ua ub pa pb fa fb out why='' label p
+	local ua ub pa pb bfd fa fb out why='' label p
 	ua=$(virsh domuuid acc-adm-0 2> /dev/null) ub=$(virsh domuuid acc-adm-1 2> /dev/null)
 	pa=$(qemu_pid acc-adm-0)
 	if [ -z "$ua" ] || [ -z "$ub" ] || [ -z "$pa" ] || [ -z "$(qemu_pid acc-adm-1)" ]; then
@@ -374,9 +374,11 @@ tenant_isolation() {
 	[ -f "$fb" ] && [ -f "$fa" ] || why="$why no files to attack ($fa, $fb);"
 	# the attack, and the same through B's QEMU's /proc (its root, its fd)
 	pb=$(qemu_pid acc-adm-1)
-	for p in "/proc/$pb/root$fb" "/proc/$pb/fd/$(find "/proc/$pb/fd" -lname "$fb" -printf '%f\n' 2> /dev/null | head -1)"; do
+	bfd=$(find "/proc/$pb/fd" -lname "$fb" -printf '%f\n' 2> /dev/null | head -1)
+	[ -n "$bfd" ] || why="$why B's QEMU $pb holds no fd on $fb;"
+	for p in "/proc/$pb/root$fb" "/proc/$pb/fd/$bfd"; do
 		out=$(qmp_add_file acc-adm-0 "$p")
-		printf '%s' "$out" | grep -q '"return"' && why="$why A's QEMU opened $p: $out;"
+		printf '%s' "$out" | grep -q 'Permission denied' || why="$why A's object-add on $p: $out;"
 		virsh qemu-monitor-command acc-adm-0 '{"execute":"object-del","arguments":{"id":"acc-steal"}}' > /dev/null 2>&1
 	done
 	out=$(qmp_add_file acc-adm-0 "$fb")
