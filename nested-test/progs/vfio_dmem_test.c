@@ -36,6 +36,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/dma-heap.h>
 #include <linux/falloc.h>
 #include <linux/vfio.h>
 #include <pthread.h>
@@ -921,7 +922,7 @@ static int foll_pins(uint64_t *acquired, uint64_t *released)
 /*
  * MAP_DMA of a VM_PFNMAP mapping of ordinary RAM is refused with EFAULT, as
  * before dmem, and unpins nothing, since nothing was pinned.  The mapping:
- * selinuxfs's status page, which 6.1 maps read-only with remap_pfn_range().
+ * a dma-buf of the system heap, whose buddy pages 6.1 maps with remap_pfn_range().
  * An unpin there would drop a reference of the page that VFIO never took;
  * the FOLL_PIN counters of /proc/vmstat tell.
  */
@@ -931,25 +932,31 @@ TEST(pfnmap_of_ram_refused_without_unpin)
 		.argsz = sizeof(m), .flags = VFIO_DMA_MAP_FLAG_READ,
 		.iova = IOVA_BASE, .size = SZ_4K,
 	};
-	const char *status = "/sys/fs/selinux/status";
+	/* a dma-buf of the system heap: buddy pages mapped with remap_pfn_range() */
+	struct dma_heap_allocation_data a = {
+		.len = SZ_4K, .fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	const char *heap = "/dev/dma_heap/system";
 	uint64_t acq0, rel0, acq1, rel1;
 	char why[256];
 	struct vfio v;
-	int fd, r;
+	int hfd, fd, r;
 	void *p;
 
-	if (access(status, R_OK))
-		mount("selinuxfs", "/sys/fs/selinux", "selinuxfs", 0, NULL);
-	fd = open(status, O_RDONLY);
-	ASSERT_LE(0, fd) TH_LOG("%s: %s (no SELinux in this kernel?)", status, strerror(errno));
+	hfd = open(heap, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, hfd) TH_LOG("%s: %s (CONFIG_DMABUF_HEAPS_SYSTEM?)", heap, strerror(errno));
+	ASSERT_EQ(0, ioctl(hfd, DMA_HEAP_IOCTL_ALLOC, &a)) TH_LOG("DMA_HEAP_IOCTL_ALLOC: %s",
+								   strerror(errno));
+	close(hfd);
+	fd = a.fd;
 	p = mmap(NULL, SZ_4K, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap of %s: %s", status, strerror(errno));
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("mmap of a system-heap dma-buf: %s", strerror(errno));
 	ASSERT_EQ(0, vfio_open(&v, why, sizeof(why))) TH_LOG("%s", why);
 	ASSERT_EQ(0, foll_pins(&acq0, &rel0)) TH_LOG("no FOLL_PIN counters in /proc/vmstat");
 	m.vaddr = (uintptr_t)p;
 	r = ioctl(v.container, VFIO_IOMMU_MAP_DMA, &m) ? -errno : 0;
 	ASSERT_EQ(0, foll_pins(&acq1, &rel1));
-	EXPECT_EQ(-EFAULT, r) TH_LOG("MAP_DMA of the selinuxfs status page: %s", strerror(-r));
+	EXPECT_EQ(-EFAULT, r) TH_LOG("MAP_DMA of a system-heap dma-buf: %s", strerror(-r));
 	TH_LOG("FOLL_PIN across MAP_DMA: acquired +%llu, released +%llu",
 	       (unsigned long long)(acq1 - acq0), (unsigned long long)(rel1 - rel0));
 	EXPECT_EQ(acq1 - acq0, rel1 - rel0) TH_LOG("VFIO released a pin it never took");

@@ -485,8 +485,9 @@ else
 fi
 
 # ---- 6c. a domain libvirt would run outside its own AppArmor profile
-# (<seclabel type='none'/>): its QEMU would be free to open every other
-# guest's memory, so the wrapper refuses it and the start fails cleanly
+# (<seclabel type='none'/>): its QEMU, the qemu user, would be free to open
+# every guest's memory, so the hook refuses it at prepare (the wrapper would
+# too) and the start fails cleanly
 name=acc-unconfined uuid=$(new_uuid)
 mkdomain "$name" "$uuid" $C0 $C1 | sed "s|</domain>|<seclabel type='none'/></domain>|" > "/tmp/$name.xml"
 if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
@@ -494,10 +495,10 @@ if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
 else
 	err=$(virsh start "$name" 2>&1)
 	rc=$?
-	msg=$(printf '%s\n' "$err" | grep -o 'qemu-memdev-wrapper: .*' | head -1 | cut -c1-200)
+	msg=$(printf '%s\n' "$err" | grep -o 'dmemfs-hook: .*' | head -1 | cut -c1-200)
 	wait_state "$name" "shut off" 30
 	left=$(dom_files "$uuid") pid=$(qemu_pid "$name") st=$(domstate "$name")
-	if [ $rc -ne 0 ] && [[ $msg == *"not in its own AppArmor profile"* ]] &&
+	if [ $rc -ne 0 ] && [[ $msg == *"<seclabel type='none'/>: its QEMU would run without an AppArmor profile"* ]] &&
 		[ -z "$left" ] && [ -z "$pid" ] && [ "$st" = "shut off" ] && wait_base 30; then
 		pass refuse-unconfined "<seclabel type='none'/> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
 	else
