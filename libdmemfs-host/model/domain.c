@@ -14,9 +14,8 @@ static void adopt_legacy(const DomainEnv *env, const char *uuid)
 	DmemMountIter it = { 0 };
 
 	while (dmem_config_next_mount(env->cfg, &it)) {
-		int fd = dmem_mount_open(it.path);
-
 		g_autoptr(GError) e = NULL;
+		int fd = dmem_mount_open(it.path);
 
 		if (fd < 0)
 			continue;
@@ -251,17 +250,12 @@ gboolean domain_prepare(const DomainEnv *env, const DomainPlan *plan, GError **e
 	for (int i = 0; i < DMEM_N_PAGESIZES; i++) {
 		if (m[i].mfd < 0)
 			continue;
-		if (!dmem_domain_dir_create(m[i].mfd, plan->uuid, env->gid, error)) {
+		m[i].dfd = dmem_domain_dir_create(m[i].mfd, plan->uuid, env->gid, error);
+		if (m[i].dfd < 0) {
 			g_prefix_error(error, "%s: ", m[i].path);
 			goto out;
 		}
 		m[i].created = TRUE;
-		m[i].dfd = dmem_domain_dir_open(m[i].mfd, plan->uuid, O_RDONLY);
-		if (m[i].dfd < 0) {
-			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s: %s", m[i].path,
-				    plan->uuid, g_strerror(errno));
-			goto out;
-		}
 	}
 	ok = create_files(env, plan, m, error);
 out:

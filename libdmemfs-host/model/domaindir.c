@@ -74,7 +74,7 @@ gboolean dmem_domain_dir_adopt(int mountfd, const char *uuid, GError **error)
 	return TRUE;
 }
 
-gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error)
+int dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error)
 {
 	g_autofree char *name = dmem_domain_dirname(uuid);
 	int dfd;
@@ -82,7 +82,7 @@ gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError
 	if (mkdirat(mountfd, name, 0700) < 0) {
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "mkdir %s: %s", name,
 			    g_strerror(errno));
-		return FALSE;
+		return -1;
 	}
 	dfd = dmem_domain_dir_open(mountfd, uuid, O_RDONLY);
 	/* root-owned, qemu group may only traverse: QEMU cannot add files */
@@ -92,10 +92,9 @@ gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError
 		if (dfd >= 0)
 			close(dfd);
 		unlinkat(mountfd, name, AT_REMOVEDIR); /* empty: we just made it */
-		return FALSE;
+		return -1;
 	}
-	close(dfd);
-	return TRUE;
+	return dfd;
 }
 
 gboolean dmem_domain_marked(int mountfd, const char *uuid)

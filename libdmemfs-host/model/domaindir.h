@@ -30,8 +30,8 @@ gboolean dmem_domain_path_split(const char *path, char **mount, char **uuid);
 int dmem_domain_dir_open(int mountfd, const char *uuid, int flags);
 /* a configured mount point (O_PATH), to look domains up in; -1 when it is not there */
 int dmem_mount_open(const char *mount);
-/* the domain's directory under @mountfd, 0710 root and the qemu group @gid */
-gboolean dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error);
+/* the domain's directory under @mountfd, 0710 root and the qemu group @gid: open, or -1 */
+int dmem_domain_dir_create(int mountfd, const char *uuid, gid_t gid, GError **error);
 /*
  * Up to 0.35 the directory was <mount>/<uuid>.  Rename such a directory of
  * this domain (root's, not a symlink) to its new name, where that is free:
