@@ -19,6 +19,12 @@
  *       undefine the dmem-node<N> pools defined as up defines them and
  *       unmount their instances.  The configured mount points stay: they
  *       hold the guests' memory.
+ *   dmemfs-host-setup grub DMEM
+ *   dmemfs-host-setup grub --recommend --guest SHAPE... [--reserve SIZE]
+ *       set DMEM="..." in /etc/default/grub.d/dmemfs-host.cfg (grub.c): the
+ *       dmem= given, or the one dmem-capacity --recommend prints for this
+ *       host and these guests.  update-grub and the reboot stay the
+ *       operator's.
  *
  * Runs as root at boot: mount before libvirtd, up after it.  Mount
  * points are opened component by component: no symbolic link anywhere on
@@ -28,6 +34,7 @@
  */
 #include "carry.h"
 #include "dmemfs-host.h"
+#include "grub.h"
 #include "nodepool.h"
 
 #include <dirent.h>
@@ -590,17 +597,50 @@ static int take_lock(GError **error)
 	return fd;
 }
 
+/* grub [DMEM | --recommend --guest SHAPE... [--reserve SIZE]] */
+static int grub(int argc, char **argv, gboolean recommend, char **guests, const char *reserve,
+		const char *file)
+{
+	g_autofree char *value = NULL;
+	g_autoptr(GError) e = NULL;
+
+	if (argc != (recommend ? 2 : 3) || (!recommend && (guests || reserve)) ||
+	    (recommend && !guests) || !*file) {
+		g_printerr("dmemfs-host-setup: grub takes a dmem= value, or --recommend with "
+			   "--guest SHAPE (see --help)\n");
+		return 2;
+	}
+	value = recommend ? setup_grub_recommend(guests, reserve, &e) : g_strdup(argv[2]);
+	if (!value || !setup_grub_write(file, value, &e)) {
+		g_printerr("dmemfs-host-setup: grub: %s\n", e->message);
+		return 1;
+	}
+	printf("dmemfs-host-setup: grub: DMEM=\"%s\" in %s; run update-grub and reboot into "
+	       "the dmemfs kernel\n", value, file);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	g_autofree char *config = NULL, *uri = NULL;
+	g_autofree char *config = NULL, *uri = NULL, *reserve = NULL, *grub_file = NULL;
+	g_auto(GStrv) guests = NULL;
+	gboolean recommend = FALSE;
 	const GOptionEntry entries[] = {
 		{ "config", 0, 0, G_OPTION_ARG_FILENAME, &config, "configuration file (default "
 		  DMEM_DEFAULT_CONFIG ")", "FILE" },
 		{ "connect", 0, 0, G_OPTION_ARG_STRING, &uri, "libvirt URI (default qemu:///system)",
 		  "URI" },
+		{ "recommend", 0, 0, G_OPTION_ARG_NONE, &recommend, "grub: the dmem= that "
+		  "dmem-capacity --recommend prints", NULL },
+		{ "guest", 0, 0, G_OPTION_ARG_STRING_ARRAY, &guests, "grub --recommend: a guest "
+		  "shape (repeatable, as dmem-capacity --guest)", "SHAPE" },
+		{ "reserve", 0, 0, G_OPTION_ARG_STRING, &reserve, "grub --recommend: what the host "
+		  "keeps (as dmem-capacity --reserve)", "SIZE" },
+		{ "grub-file", 0, 0, G_OPTION_ARG_FILENAME, &grub_file, "grub: the snippet (default "
+		  SETUP_GRUB_FILE ")", "FILE" },
 		G_OPTION_ENTRY_NULL
 	};
-	g_autoptr(GOptionContext) ctx = g_option_context_new("mount|up|down");
+	g_autoptr(GOptionContext) ctx = g_option_context_new("mount|up|down|grub [DMEM]");
 	g_autoptr(GError) e = NULL;
 	g_autoptr(DmemConfig) cfg = NULL;
 	Setup s = { .lock = -1 };
@@ -610,14 +650,20 @@ int main(int argc, char **argv)
 	g_option_context_set_summary(ctx, "mount: mount dmemfs at the configured mount points and "
 				     "a nodes=N instance per node.\nup: the same, and define the "
 				     "libvirt storage pools dmem-node<N>.\ndown: take the pools and "
-				     "the instances away.");
+				     "the instances away.\ngrub DMEM, grub --recommend --guest SHAPE: "
+				     "the dmem= to boot with, in " SETUP_GRUB_FILE ".");
 	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
 		g_printerr("dmemfs-host-setup: %s (see --help)\n", e->message);
 		return 2;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "grub") && !config && !uri)
+		return grub(argc, argv, recommend, guests, reserve,
+			    grub_file ? grub_file : SETUP_GRUB_FILE);
 	if (argc != 2 || (strcmp(argv[1], "mount") && strcmp(argv[1], "up") &&
-			  strcmp(argv[1], "down"))) {
-		g_printerr("dmemfs-host-setup: say mount, up or down (see --help)\n");
+			  strcmp(argv[1], "down")) || recommend || guests || reserve || grub_file) {
+		g_printerr("dmemfs-host-setup: say mount, up, down or grub; --recommend, --guest, "
+			   "--reserve and --grub-file go with grub only, --config and --connect "
+			   "not with it (see --help)\n");
 		return 2;
 	}
 	up = strcmp(argv[1], "down") != 0;

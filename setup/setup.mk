@@ -16,6 +16,6 @@ setup: $(SETUP_BIN)
 userspace: $(SETUP_BIN)
 
 $(US_OBJ)/setup/%.o: US_CFLAGS += $(shell pkg-config --cflags libvirt)
-$(SETUP_BIN): $(call us_obj,$(TOP)/setup/dmemfs-host-setup.c) $(US_LIB_A)
+$(SETUP_BIN): $(call us_obj,$(TOP)/setup/dmemfs-host-setup.c $(TOP)/setup/grub.c) $(US_LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(SETUP_LIBS)

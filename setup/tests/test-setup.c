@@ -7,8 +7,10 @@
  */
 #include "testutil.h"
 
+#include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -191,6 +193,225 @@ static void test_refuses_what_is_in_the_way(void)
 	g_assert_false(g_file_test(in_open, G_FILE_TEST_EXISTS));
 }
 
+/* ---- grub: the package's snippet (debian/grub.cfg), DMEM="..." set or not */
+
+static char *grub_copy(const char *dir)
+{
+	g_autofree char *src = test_fixture_path("debian/grub.cfg"), *text = NULL;
+	char *p = g_build_filename(dir, "dmemfs-host.cfg", NULL);
+
+	g_assert_true(g_file_get_contents(src, &text, NULL, NULL));
+	g_assert_true(g_file_set_contents(p, text, -1, NULL));
+	g_assert_cmpint(chmod(p, 0644), ==, 0);
+	return p;
+}
+
+/* dmemfs-host-setup grub --grub-file=FILE EXTRA...; run as PROG is, or as
+ * @bin (a copy next to a fake dmem-capacity) */
+static int grub_exec(const char *bin, const char *file, const char *const *extra, char **out,
+		     char **err)
+{
+	g_autofree char *opt = g_strdup_printf("--grub-file=%s", file);
+	g_autofree char *prog = bin ? g_strdup(bin) : g_build_filename(TEST_BINDIR, PROG, NULL);
+	const char *argv[10] = { prog, "grub", opt };
+	guint n = 3;
+	int status;
+
+	for (; extra && *extra && n < G_N_ELEMENTS(argv) - 1; extra++)
+		argv[n++] = *extra;
+	g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDIN_FROM_DEV_NULL, NULL,
+				   NULL, out, err, &status, NULL));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int grub_run(const char *file, const char *const *extra, char **out, char **err)
+{
+	return grub_exec(NULL, file, extra, out, err);
+}
+
+static void test_grub_sets_dmem(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *f = grub_copy(t->dir), *before = NULL, *after = NULL;
+	const char *const forms[] = { "!16G:1G", "64G", "4096M:128M", "1G@5G", "1G:1G@5G",
+				      "2g", "1099511627776", "" };
+	struct stat st;
+	mode_t mask = umask(077);
+
+	g_assert_true(g_file_get_contents(f, &before, NULL, NULL));
+	for (guint i = 0; i < G_N_ELEMENTS(forms); i++) {
+		const char *v[] = { forms[i], NULL };
+		g_autofree char *o = NULL, *line = g_strdup_printf("\nDMEM=\"%s\"\n", forms[i]);
+
+		g_clear_pointer(&after, g_free);
+		g_assert_cmpint(grub_run(f, v, &o, NULL), ==, 0);
+		g_assert_true(g_file_get_contents(f, &after, NULL, NULL));
+		g_assert_nonnull(strstr(after, line));
+		g_assert_nonnull(strstr(o, "update-grub"));
+		/* the file's mode, whatever the umask */
+		g_assert_cmpint(stat(f, &st), ==, 0);
+		g_assert_cmpint(st.st_mode & 07777, ==, 0644);
+	}
+	umask(mask);
+	/* back to where it started: only the DMEM= line changed */
+	g_assert_cmpstr(after, ==, before);
+}
+
+/* a value the kernel would ignore (a warning at boot, nothing reserved) or
+ * that would add parameters or shell of its own: one line, file untouched */
+static void test_grub_refuses_values(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *f = grub_copy(t->dir), *before = NULL;
+	const char *const bad[] = {
+		"4G init=/bin/sh", "4G\"", "x", "$(reboot)", "4G:", "!1G@2G", "4G\n", "4G\nreboot",
+		"0", "!0G:1G", "100M", "1:1", "1G:3G", "1G@0", "1G@1536M:1G", "99999999999999999999999",
+		"17E", "010G", "0x40000000", " 4G", "4G@", "1G@2G@3G", "1G:1G:1G", "4Z",
+	};
+
+	g_assert_true(g_file_get_contents(f, &before, NULL, NULL));
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		const char *v[] = { bad[i], NULL };
+		g_autofree char *err = NULL, *now = NULL;
+
+		g_test_message("value '%s'", bad[i]);
+		g_assert_cmpint(grub_run(f, v, NULL, &err), ==, 1);
+		g_assert_cmpint(lines(err), ==, 1);
+		g_assert_nonnull(strstr(err, "is not a dmem= value the kernel takes"));
+		g_assert_true(g_file_get_contents(f, &now, NULL, NULL));
+		g_assert_cmpstr(now, ==, before);
+	}
+}
+
+/* a snippet the operator edited beyond its DMEM="..." line, a symlink */
+static void test_grub_refuses_files(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *f = grub_copy(t->dir), *link = NULL, *err = NULL;
+	const char *const texts[] = {
+		"# no value here\n", "DMEM=\"\"\nDMEM=\"1G\"\n", "DMEM=\"\"\nexport DMEM=\"8G\"\n",
+		"  DMEM=\"\"\n", "DMEM=\"\" # mine\n", "DMEM=\"\"; GRUB_TIMEOUT=3\n", "DMEM=8G\n",
+	};
+	const char *v[] = { "4G", NULL };
+
+	for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+		g_autofree char *e = NULL, *now = NULL;
+
+		g_assert_true(g_file_set_contents(f, texts[i], -1, NULL));
+		g_assert_cmpint(grub_run(f, v, NULL, &e), ==, 1);
+		g_assert_cmpint(lines(e), ==, 1);
+		g_assert_nonnull(strstr(e, "edit it by hand"));
+		g_assert_true(g_file_get_contents(f, &now, NULL, NULL));
+		g_assert_cmpstr(now, ==, texts[i]);
+	}
+	g_assert_true(g_file_set_contents(f, "DMEM=\"\"\n", -1, NULL));
+	link = g_build_filename(t->dir, "link.cfg", NULL);
+	g_assert_cmpint(symlink(f, link), ==, 0);
+	g_assert_cmpint(grub_run(link, v, NULL, &err), ==, 1);
+	g_assert_cmpint(lines(err), ==, 1);
+	g_assert_nonnull(strstr(err, "symbolic link"));
+	g_assert_true(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+}
+
+static void test_grub_usage(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *f = grub_copy(t->dir), *before = NULL, *now = NULL;
+	const char *const bad[][4] = {
+		{ NULL }, { "4G", "8G", NULL }, { "--recommend", "4G", NULL },
+		{ "4G", "--guest=4G", NULL }, { "4G", "--reserve=8G", NULL }, { "-4G", NULL },
+		{ "--recommend", NULL }, { "--recommend", "--reserve=8G", NULL },
+	};
+
+	g_assert_true(g_file_get_contents(f, &before, NULL, NULL));
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *err = NULL;
+
+		g_assert_cmpint(grub_run(f, bad[i], NULL, &err), ==, 2);
+		g_assert_cmpint(lines(err), ==, 1);
+	}
+	/* grub's options with another action, --config with grub */
+	{
+		const char *args[] = { "--guest=4G", "up", NULL };
+		const char *args2[] = { "--config=/dev/null", "grub", "4G", NULL };
+		g_autofree char *err = NULL, *err2 = NULL;
+
+		g_assert_cmpint(test_run(PROG, args, NULL, NULL, NULL, &err), ==, 2);
+		g_assert_cmpint(lines(err), ==, 1);
+		g_assert_cmpint(test_run(PROG, args2, NULL, NULL, NULL, &err2), ==, 2);
+		g_assert_cmpint(lines(err2), ==, 1);
+	}
+	g_assert_true(g_file_get_contents(f, &now, NULL, NULL));
+	g_assert_cmpstr(now, ==, before);
+}
+
+/*
+ * --recommend, against a fake dmem-capacity next to a copy of the program
+ * (where it looks first): the argv it gets, its value written, and each
+ * way it can fail in one line with the file untouched.
+ */
+static char *fake_capacity(const char *dir, const char *body)
+{
+	g_autofree char *cap = g_build_filename(dir, "dmem-capacity", NULL);
+	g_autofree char *text = g_strdup_printf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > '%s/args'\n%s\n",
+						dir, body);
+	g_autofree char *src = g_build_filename(TEST_BINDIR, PROG, NULL);
+	char *bin = g_build_filename(dir, PROG, NULL);
+	g_autoptr(GFile) a = g_file_new_for_path(src), b = g_file_new_for_path(bin);
+
+	g_assert_true(g_file_set_contents(cap, text, -1, NULL));
+	g_assert_cmpint(chmod(cap, 0755), ==, 0);
+	g_assert_true(g_file_copy(a, b, G_FILE_COPY_OVERWRITE, NULL, NULL, NULL, NULL));
+	g_assert_cmpint(chmod(bin, 0755), ==, 0);
+	return bin;
+}
+
+static void test_grub_recommend(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *f = grub_copy(t->dir), *before = NULL, *now = NULL, *bin = NULL;
+	g_autofree char *out = NULL, *args = NULL, *argsf = g_build_filename(t->dir, "args", NULL);
+	const char *ok[] = { "--recommend", "--guest=4G", "--guest=2G+2G", "--reserve=8G", NULL };
+	const struct {
+		const char *body, *says;
+	} bad[] = {
+		{ "echo 'dmem-capacity: error: bad shape' >&2; exit 2", "bad shape" },
+		{ "kill -9 $$", "signal" },
+		{ "echo 'not json'", "no JSON object" },
+		{ "echo '[1]'", "no JSON object" },
+		{ "echo '{\"recommend\":5}'", "no recommend.dmem" },
+		{ "echo '{\"recommend\":{\"dmem\":[1]}}'", "no recommend.dmem" },
+		{ "echo '{\"recommend\":{\"dmem\":7}}'", "no recommend.dmem" },
+		{ "echo '{\"recommend\":{\"dmem\":\"\"}}'", "no recommend.dmem" },
+		{ "echo '{\"recommend\":{\"dmem\":\"4G init=/bin/sh\"}}'", "is not a dmem= value" },
+	};
+
+	g_assert_true(g_file_get_contents(f, &before, NULL, NULL));
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *err = NULL;
+
+		g_test_message("fake dmem-capacity: %s", bad[i].body);
+		g_free(bin);
+		bin = fake_capacity(t->dir, bad[i].body);
+		g_assert_cmpint(grub_exec(bin, f, ok, NULL, &err), ==, 1);
+		g_assert_cmpint(lines(err), ==, 1);
+		g_assert_nonnull(strstr(err, bad[i].says));
+		g_assert_null(strstr(err, "CRITICAL"));
+		g_assert_true(g_file_get_contents(f, &now, NULL, NULL));
+		g_assert_cmpstr(now, ==, before);
+		g_clear_pointer(&now, g_free);
+	}
+
+	g_free(bin);
+	bin = fake_capacity(t->dir, "echo '{\"recommend\":{\"dmem\":\"!2176M:128M\"}}'");
+	g_assert_cmpint(grub_exec(bin, f, ok, &out, NULL), ==, 0);
+	g_assert_true(g_file_get_contents(argsf, &args, NULL, NULL));
+	g_assert_cmpstr(args, ==, "--recommend\n--json\n--guest=4G\n--guest=2G+2G\n--reserve=8G\n");
+	g_assert_true(g_file_get_contents(f, &now, NULL, NULL));
+	g_assert_nonnull(strstr(now, "\nDMEM=\"!2176M:128M\"\n"));
+	g_assert_nonnull(strstr(out, "update-grub"));
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -200,5 +421,10 @@ int main(int argc, char **argv)
 	g_test_add_func("/setup/no-dmem", test_no_dmem);
 	g_test_add_func("/setup/failed-mount-undone", test_failed_mount_undone);
 	g_test_add_func("/setup/refuses-what-is-in-the-way", test_refuses_what_is_in_the_way);
+	g_test_add_func("/setup/grub/sets-dmem", test_grub_sets_dmem);
+	g_test_add_func("/setup/grub/refuses-values", test_grub_refuses_values);
+	g_test_add_func("/setup/grub/refuses-files", test_grub_refuses_files);
+	g_test_add_func("/setup/grub/usage", test_grub_usage);
+	g_test_add_func("/setup/grub/recommend", test_grub_recommend);
 	return g_test_run();
 }
