@@ -5,7 +5,8 @@
 # installed unit file.
 #
 #   stage 1  dpkg -i the kernel and dmemfs-host packages; what they put
-#            where; systemd-analyze verify of the units; the mount unit's
+#            where; systemd-analyze verify of the units; the grub snippet
+#            seeded from dmem-capacity --recommend; the mount unit's
 #            command, libvirtd, the pools unit's command; a dmem guest
 #            started with virsh runs; dpkg -r (the pools and everything of
 #            the package go, the config stays, the guest's mount stays);
@@ -16,7 +17,7 @@
 #
 # --list prints the checks.
 set -u
-checks="installed units-verify setup-mount setup-up l2-start removed guest-survives-remove purged kexec packaged-kernel"
+checks="installed units-verify grub-seed setup-mount setup-up l2-start removed guest-survives-remove purged kexec packaged-kernel"
 if [ "${1:-}" = --list ]; then
 	for c in $checks; do echo "package.$c"; done
 	exit 0
@@ -35,10 +36,15 @@ why=
 not_run() { fail_from "$1" "$why" $checks; res "L1-DONE"; exit 0; }
 # the command a unit runs: its ExecStart (or ExecStop) line
 unit_cmd() { sed -n "s/^$2=//p" "/lib/systemd/system/$1.service"; }
-# what the package owns outside /usr/share/doc, and where units and links go
+# what the package owns outside /usr/share/doc, and where units and links go;
+# not libvirt's own files: the domain and pool XML, and the AppArmor profile
+# libvirt-<uuid> virt-aa-helper writes for each domain and keeps after it
+# stops (libvirt 9.0's virt-aa-helper -D unlinks only the .files; a domain
+# without dmem leaves it just the same)
 snapshot() {
 	find /etc /usr/bin /usr/sbin /lib/systemd/system /usr/share/man -xdev \
-		\( -type f -o -type l \) 2> /dev/null | grep -v '^/etc/libvirt/qemu/\|^/etc/libvirt/storage/' | sort
+		\( -type f -o -type l \) 2> /dev/null |
+		grep -v '^/etc/libvirt/qemu/\|^/etc/libvirt/storage/\|^/etc/apparmor\.d/libvirt/libvirt-[0-9a-f-]*$' | sort
 }
 
 case $stage in
@@ -72,6 +78,13 @@ case $stage in
 		/lib/systemd/system/dmemfs-host-metrics.timer 2>&1 | grep -v 'sysinit.target\|is not executable: No such file.*bin/sh')
 	check units-verify "$(echo "$out" | head -3 | tr -s '\n' ' ')" [ -z "$out" ]
 
+	# the dmem= of the next boot, as dmem-capacity recommends it for this host
+	out=$(/usr/sbin/dmemfs-host-setup grub --recommend --guest 256M 2>&1)
+	rc=$?
+	line=$(grep '^DMEM=' /etc/default/grub.d/dmemfs-host.cfg)
+	check grub-seed "rc $rc, '$out'; snippet: '$line'" \
+		eval '[ "$rc" = 0 ] && [[ "$line" =~ ^DMEM=\"!?[0-9]+[KMG]?(:[0-9]+[KMG]?)?\"$ ]] && [ "$line" != "DMEM=\"\"" ]'
+
 	# the mount unit: before libvirtd
 	cmd=$(unit_cmd dmemfs-host-mount ExecStart)
 	out=$($cmd 2>&1)
@@ -95,8 +108,9 @@ case $stage in
 	mkdomain "$name" "$(new_uuid)" 64 128 l2.carry=1 > "/tmp/$name.xml"
 	virsh define "/tmp/$name.xml" > /dev/null 2>&1
 	err=$(virsh start "$name" 2>&1)
+	l2_watch "$name"
 	l=$(wait_pass "$name" 0 300)
-	check l2-start "virsh start: '$err'; agent: '$l' (serial: $(last_serial "$name"))" \
+	check l2-start "virsh start: '$err'; agent: '$l' (serial: $(last_serial "$name"); $(qemu_diag "$name"))" \
 		eval '[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]'
 	pass0=$(agent_field "$l" pass)
 
