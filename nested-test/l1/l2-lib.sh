@@ -22,7 +22,7 @@ IMAGES=/var/lib/libvirt/images
 SERIAL_DIR=/var/log/libvirt/qemu
 L2_KERNEL=${L2_KERNEL:-$BUILD/bzImage}
 L2_INITRD=${L2_INITRD:-$BUILD/l2/initramfs.cpio.gz}
-L2_CMDLINE_BASE="console=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
+L2_CMDLINE_BASE="console=ttyS0 earlyprintk=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
 MiB=$((1 << 20))
 # shellcheck source=nested-test/l1/l1-common.sh
 . "$TOP/nested-test/l1/l1-common.sh"
@@ -212,7 +212,12 @@ qemu_pid() { local p; p=$(cat "/run/libvirt/qemu/$1.pid" 2> /dev/null) && kill -
 # the guest's instruction pointer (a guest loop, or KVM looping in L1)
 qemu_diag() {
 	local p t st l
-	p=$(qemu_pid "$1") || { echo "no QEMU"; return; }
+	p=$(qemu_pid "$1") || {
+		# how it ended: QEMU's SHUTDOWN events (l2_watch), the serial's size
+		echo "no QEMU; serial $(stat -c %s "$(serial_of "$1")" 2> /dev/null || echo none) bytes;" \
+			"QEMU events: $(tr -s '\n' ' ' < "/tmp/$1.qemu-events" 2> /dev/null | cut -c1-300)"
+		return
+	}
 	for t in /proc/"$p"/task/*; do
 		grep -q '^CPU' "$t/comm" 2> /dev/null || continue
 		# the fields after "(comm)", which has spaces ("CPU 0/KVM"): state
@@ -223,6 +228,13 @@ qemu_diag() {
 			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
 	done
 	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
+}
+# l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
+# guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for
+# qemu_diag; call right after virsh start, ends by itself after 15 minutes
+l2_watch() {
+	virsh qemu-monitor-event "$1" --event SHUTDOWN --loop --timestamp --timeout 900 \
+		> "/tmp/$1.qemu-events" 2>&1 < /dev/null &
 }
 # dmemfs files of a domain (by UUID) under every mount, one per line
 # domdir MOUNT UUID: the domain's directory, named after its AppArmor profile
@@ -242,10 +254,13 @@ nodepool_state() {
 carry_line() { serial_whole "$(serial_of "$1")" | grep '^L2-CARRY-CHECK' | tail -1; }
 # wait_pass NAME MIN_PASS TIMEOUT: such a line with pass > MIN_PASS
 wait_pass() {
-	local end=$((SECONDS + $3)) l
+	local end=$((SECONDS + $3)) l i=0
 	while [ $SECONDS -lt $end ]; do
 		l=$(carry_line "$1")
 		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
+		# a guest that stopped will not write it: no waiting out the timeout
+		i=$((i + 1))
+		[ $((i % 10)) = 0 ] && [ "$(domstate "$1")" = "shut off" ] && return 1
 		sleep 1
 	done
 	return 1

@@ -99,6 +99,7 @@ case $stage in
 		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
 		virsh define "/tmp/$name.xml" > /dev/null 2>&1
 		virsh start "$name" > "/tmp/$name.err" 2>&1 || echo "virsh start $name: $(tr -s '\n' ' ' < "/tmp/$name.err")"
+		l2_watch "$name"
 	done
 	for d in "lu-2m 2M" "lu-1g 1G"; do
 		read -r name ps <<< "$d"
@@ -111,6 +112,7 @@ case $stage in
 			skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 			virsh destroy "$name" > /dev/null 2>&1
 			virsh start "$name" > "/tmp/$name.err" 2>&1
+			l2_watch "$name"
 			l=$(wait_pass "$name" 0 300)
 		fi
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
@@ -174,12 +176,13 @@ case $stage in
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
 		check "restored-$ps" "domain '$(domstate "$name")'" [ "$(domstate "$name")" = running ]
+		l2_watch "$name"
 		l=$(wait_pass "$name" "${last[pass$k]:-0}" 300)
 		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] &&
 			awk -v a="$(agent_field "$l" uptime_s)" -v b="${last[up$k]:-1e9}" 'BEGIN { exit !(a > b) }'
 		r=$?
-		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"))" $r
+		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"); $(qemu_diag "$name"))" $r
 		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
 		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
 	done
@@ -249,6 +252,7 @@ case $stage in
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
 		read -r rc t2 < "/tmp/$name.restore.done"
+		l2_watch "$name"
 		l=$(wait_pass "$name" "${plain[pass$k]:-0}" 300)
 		[ "$rc" = 0 ] && [ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
 		r=$?
