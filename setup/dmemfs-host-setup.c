@@ -93,24 +93,13 @@ static void quiet_libvirt(void *ud, virErrorPtr e)
 	(void)e;
 }
 
-static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean fail(GError **error, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (error && !*error)
-		*error = g_error_new_valist(DMEM_ERROR, DMEM_ERROR_FAILED, fmt, ap);
-	va_end(ap);
-	return FALSE;
-}
 
 static gboolean libvirt_fail(GError **error, const char *what, const char *name)
 {
 	const virError *e = virGetLastError();
 
-	return fail(error, "%s%s%s: %s", what, name ? " " : "", name ? name : "",
-		    e && e->message ? e->message : "libvirt error");
+	return dmem_fail(error, "%s%s%s: %s", what, name ? " " : "", name ? name : "",
+		         e && e->message ? e->message : "libvirt error");
 }
 
 /* ---- mount points ------------------------------------------------------ */
@@ -121,10 +110,10 @@ static gboolean safe_parent(int fd, const char *path, GError **error)
 	struct stat st;
 
 	if (fstat(fd, &st))
-		return fail(error, "%s: %s", path, g_strerror(errno));
+		return dmem_fail(error, "%s: %s", path, g_strerror(errno));
 	if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)))
-		return fail(error, "%s is not root's, or others may write to it: not mounting "
-			    "under it", path);
+		return dmem_fail(error, "%s is not root's, or others may write to it: not mounting "
+			         "under it", path);
 	return TRUE;
 }
 
@@ -143,20 +132,20 @@ static int open_mount_point(Setup *s, const char *path, gboolean create, GError 
 	int fd;
 
 	if (!g_path_is_absolute(path) || !path[1]) {
-		fail(error, "mount point '%s' is not an absolute path below /", path);
+		dmem_fail(error, "mount point '%s' is not an absolute path below /", path);
 		return -1;
 	}
 	parts = g_strsplit(path + 1, "/", -1);
 	for (char **p = parts; *p; p++) {
 		if (!**p || !strcmp(*p, ".") || !strcmp(*p, "..")) {
-			fail(error, "mount point '%s' is not a plain path (no '.', '..' or '//', "
-			     "no trailing '/')", path);
+			dmem_fail(error, "mount point '%s' is not a plain path (no '.', '..' or '//', "
+			          "no trailing '/')", path);
 			return -1;
 		}
 	}
 	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		fail(error, "/: %s", g_strerror(errno));
+		dmem_fail(error, "/: %s", g_strerror(errno));
 		return -1;
 	}
 	for (char **p = parts; *p; p++) {
@@ -174,7 +163,7 @@ static int open_mount_point(Setup *s, const char *path, gboolean create, GError 
 			if (mkdirat(fd, *p, 0755) == 0) {
 				did(s, UNDO_RMDIR, sofar->str);
 			} else if (errno != EEXIST) {
-				fail(error, "mkdir %s: %s", sofar->str, g_strerror(errno));
+				dmem_fail(error, "mkdir %s: %s", sofar->str, g_strerror(errno));
 				goto err;
 			}
 			next = openat(fd, *p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -183,9 +172,9 @@ static int open_mount_point(Setup *s, const char *path, gboolean create, GError 
 			int err = errno;
 
 			if (!fstatat(fd, *p, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
-				fail(error, "%s is a symbolic link: not mounting through it", sofar->str);
+				dmem_fail(error, "%s is a symbolic link: not mounting through it", sofar->str);
 			else
-				fail(error, "%s: %s", sofar->str, g_strerror(err));
+				dmem_fail(error, "%s: %s", sofar->str, g_strerror(err));
 			goto err;
 		}
 		close(fd);
@@ -283,27 +272,27 @@ static gboolean ensure_mount(Setup *s, const char *path, const char *opts, gbool
 		struct statvfs sv;
 
 		if (!dmemfs) {
-			fail(error, "%s is a mount point of another file system, not dmemfs", path);
+			dmem_fail(error, "%s is a mount point of another file system, not dmemfs", path);
 			goto out;
 		}
 		have = mount_options(path);
 		for (char **w = want; *w; w++) {
 			if (!has_option(have, *w)) {
-				fail(error, "%s is dmemfs mounted with %s, not %s", path, have, opts);
+				dmem_fail(error, "%s is dmemfs mounted with %s, not %s", path, have, opts);
 				goto out;
 			}
 		}
 		/* nodes=N is among @want; a size= limit would falsify the node's statfs */
 		if (ours && has_option_key(have, "size=")) {
-			fail(error, "%s is dmemfs mounted with %s: the statistics of a node want "
-			     "%s and nothing else", path, have, opts);
+			dmem_fail(error, "%s is dmemfs mounted with %s: the statistics of a node want "
+			          "%s and nothing else", path, have, opts);
 			goto out;
 		}
 		if (!fstatvfs(fd, &sv) &&
 		    (sv.f_flag & (ST_NOSUID | ST_NODEV | ST_NOEXEC)) !=
 		    (ST_NOSUID | ST_NODEV | ST_NOEXEC)) {
 			if (ours) {
-				fail(error, "%s is mounted without nosuid,nodev,noexec", path);
+				dmem_fail(error, "%s is mounted without nosuid,nodev,noexec", path);
 				goto out;
 			}
 			g_printerr("dmemfs-host-setup: %s is mounted without nosuid,nodev,noexec: "
@@ -313,11 +302,11 @@ static gboolean ensure_mount(Setup *s, const char *path, const char *opts, gbool
 		goto out;
 	}
 	if (dmemfs) {
-		fail(error, "%s is inside a dmemfs mount", path);
+		dmem_fail(error, "%s is inside a dmemfs mount", path);
 		goto out;
 	}
 	if (!dir_is_empty(fd)) {
-		fail(error, "%s is not empty: not mounting dmemfs over it", path);
+		dmem_fail(error, "%s is not empty: not mounting dmemfs over it", path);
 		goto out;
 	}
 	/* through the directory we checked, not the path again */
@@ -325,8 +314,8 @@ static gboolean ensure_mount(Setup *s, const char *path, const char *opts, gbool
 	if (mount("none", proc, "dmemfs", SETUP_MOUNT_FLAGS, opts)) {
 		int err = errno;
 
-		fail(error, "mount -t dmemfs -o %s none %s: %s%s", opts, path, g_strerror(err),
-		     err == ENODEV ? " (a kernel without dmemfs)" : "");
+		dmem_fail(error, "mount -t dmemfs -o %s none %s: %s%s", opts, path, g_strerror(err),
+		          err == ENODEV ? " (a kernel without dmemfs)" : "");
 		goto out;
 	}
 	did(s, UNDO_UMOUNT, path);
@@ -352,10 +341,10 @@ static gboolean remove_instance(Setup *s, const char *path, GError **error)
 		if (!root || !dmemfs)
 			break;
 		if (umount2(path, UMOUNT_NOFOLLOW))
-			return fail(error, "umount %s: %s", path, g_strerror(errno));
+			return dmem_fail(error, "umount %s: %s", path, g_strerror(errno));
 	}
 	if (rmdir(path) && errno != ENOENT)
-		return fail(error, "rmdir %s: %s", path, g_strerror(errno));
+		return dmem_fail(error, "rmdir %s: %s", path, g_strerror(errno));
 	return TRUE;
 }
 
@@ -377,7 +366,7 @@ static GArray *dmem_nodes(const DmemConfig *cfg, GError **error)
 			g_array_append_val(nodes, st->node);
 	}
 	if (!nodes->len) {
-		fail(error, "no node has dmem (%s): boot the host with dmem=", cfg->sysfs_root);
+		dmem_fail(error, "no node has dmem (%s): boot the host with dmem=", cfg->sysfs_root);
 		g_array_free(nodes, TRUE);
 		return NULL;
 	}
@@ -404,8 +393,8 @@ static gboolean ensure_pool(Setup *s, guint node, GError **error)
 		g_autofree char *have = virStoragePoolGetXMLDesc(p, 0);
 
 		if (!dmem_nodepool_xml_matches(have, DMEM_NODEPOOL_DIR, node)) {
-			fail(error, "storage pool %s exists with another definition: not touching it",
-			     name);
+			dmem_fail(error, "storage pool %s exists with another definition: not touching it",
+			          name);
 			goto out;
 		}
 		if (virStoragePoolGetAutostart(p, &autostart) < 0) {
@@ -576,10 +565,10 @@ static gboolean setup_down(Setup *s, GError **error)
 			return FALSE;
 	}
 	if (rmdir(DMEM_NODEPOOL_DIR) && errno != ENOENT && errno != ENOTEMPTY)
-		return fail(error, "rmdir %s: %s", DMEM_NODEPOOL_DIR, g_strerror(errno));
+		return dmem_fail(error, "rmdir %s: %s", DMEM_NODEPOOL_DIR, g_strerror(errno));
 	if (!pools_ok)
-		return fail(error, "%s (the instances under %s are unmounted)", pools_err->message,
-			    DMEM_NODEPOOL_DIR);
+		return dmem_fail(error, "%s (the instances under %s are unmounted)", pools_err->message,
+			         DMEM_NODEPOOL_DIR);
 	return TRUE;
 }
 
@@ -589,7 +578,7 @@ static int take_lock(GError **error)
 	int fd = open(SETUP_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		fail(error, "%s: %s", SETUP_LOCK, g_strerror(errno));
+		dmem_fail(error, "%s: %s", SETUP_LOCK, g_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

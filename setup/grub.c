@@ -20,17 +20,6 @@
 /* x86_64's memory section: the kernel's smallest dmem= alignment */
 #define DMEM_SECTION (G_GUINT64_CONSTANT(1) << 27)
 
-static gboolean fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean fail(GError **error, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (error && !*error)
-		*error = g_error_new_valist(DMEM_ERROR, DMEM_ERROR_FAILED, fmt, ap);
-	va_end(ap);
-	return FALSE;
-}
 
 /*
  * One number of a dmem= value: decimal digits, no leading zero (the
@@ -107,8 +96,8 @@ gboolean setup_grub_value_ok(const char *value, GError **error)
 	else if (!why && has_addr && (!addr || addr % align || addr + size < addr))
 		why = "the address is 0, not aligned, or the range wraps";
 	if (why)
-		return fail(error, "'%s' is not a dmem= value the kernel takes: %s "
-			    "([!]SIZE[:ALIGN] or SIZE@ADDR[:ALIGN])", shown, why);
+		return dmem_fail(error, "'%s' is not a dmem= value the kernel takes: %s "
+			         "([!]SIZE[:ALIGN] or SIZE@ADDR[:ALIGN])", shown, why);
 	return TRUE;
 }
 
@@ -120,7 +109,7 @@ static char *capacity_path(GError **error)
 	char *p;
 
 	if (!dir) {
-		fail(error, "cannot find this program's directory (/proc/self/exe)");
+		dmem_fail(error, "cannot find this program's directory (/proc/self/exe)");
 		return NULL;
 	}
 	p = g_build_filename(dir, "dmem-capacity", NULL);
@@ -130,7 +119,7 @@ static char *capacity_path(GError **error)
 	p = g_build_filename(dir, "..", "bin", "dmem-capacity", NULL);
 	if (g_file_test(p, G_FILE_TEST_IS_EXECUTABLE))
 		return p;
-	fail(error, "dmem-capacity is not installed next to this program (%s)", p);
+	dmem_fail(error, "dmem-capacity is not installed next to this program (%s)", p);
 	g_free(p);
 	return NULL;
 }
@@ -170,25 +159,25 @@ char *setup_grub_recommend(char *const *guests, const char *reserve, GError **er
 	/* an argv, no shell; dmem-capacity's own line on a failure */
 	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDIN_FROM_DEV_NULL, NULL,
 			  NULL, &out, &err, &status, &e)) {
-		fail(error, "%s: %s", prog, e->message);
+		dmem_fail(error, "%s: %s", prog, e->message);
 		return NULL;
 	}
 	if (!g_spawn_check_wait_status(status, &e)) {
 		g_strstrip(err);
 		g_strdelimit(err, "\r\n", ' ');
-		fail(error, "%s", *err ? err : e->message);
+		dmem_fail(error, "%s", *err ? err : e->message);
 		return NULL;
 	}
 	if (!json_parser_load_from_data(parser, out, -1, NULL) ||
 	    !(root = json_parser_get_root(parser)) || !JSON_NODE_HOLDS_OBJECT(root)) {
-		fail(error, "dmem-capacity --json printed no JSON object");
+		dmem_fail(error, "dmem-capacity --json printed no JSON object");
 		return NULL;
 	}
 	rec = member(json_node_get_object(root), "recommend", JSON_NODE_OBJECT);
 	dmem = rec ? member(json_node_get_object(rec), "dmem", JSON_NODE_VALUE) : NULL;
 	value = dmem ? json_node_get_string(dmem) : NULL;
 	if (!value || !*value) {
-		fail(error, "dmem-capacity --json printed no recommend.dmem string");
+		dmem_fail(error, "dmem-capacity --json printed no recommend.dmem string");
 		return NULL;
 	}
 	if (!setup_grub_value_ok(value, error))
@@ -205,13 +194,13 @@ static char *read_snippet(const char *file, struct stat *st, GError **error)
 	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0) {
-		fail(error, "%s: %s", file, errno == ELOOP ? "a symbolic link: not writing it" :
-		     g_strerror(errno));
+		dmem_fail(error, "%s: %s", file, errno == ELOOP ? "a symbolic link: not writing it" :
+		          g_strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_size > GRUB_MAX_BYTES) {
-		fail(error, "%s is not a regular file of at most %d bytes: not writing it", file,
-		     GRUB_MAX_BYTES);
+		dmem_fail(error, "%s is not a regular file of at most %d bytes: not writing it", file,
+		          GRUB_MAX_BYTES);
 		close(fd);
 		return NULL;
 	}
@@ -220,8 +209,8 @@ static char *read_snippet(const char *file, struct stat *st, GError **error)
 		len += (size_t)n;
 	close(fd);
 	if (n < 0 || len != (size_t)st->st_size || memchr(text, 0, len)) {
-		fail(error, "%s changed while it was read, or holds a NUL byte: not writing it",
-		     file);
+		dmem_fail(error, "%s changed while it was read, or holds a NUL byte: not writing it",
+		          file);
 		return NULL;
 	}
 	text[len] = 0;
@@ -247,8 +236,8 @@ gboolean setup_grub_write(const char *file, const char *value, GError **error)
 	if (!(text = read_snippet(file, &st, error)))
 		return FALSE;
 	if (st.st_uid != geteuid())
-		return fail(error, "%s is not owned by the user running this: not writing it",
-			    file);
+		return dmem_fail(error, "%s is not owned by the user running this: not writing it",
+			         file);
 	lines = g_strsplit(text, "\n", -1);
 	for (guint i = 0; lines[i]; i++) {
 		if (g_regex_match(any, lines[i], 0, NULL)) {
@@ -266,14 +255,14 @@ gboolean setup_grub_write(const char *file, const char *value, GError **error)
 	/* an edited snippet is the operator's: DMEM set twice, exported, with
 	 * more on its line... */
 	if (hits != 1 || plain != 1)
-		return fail(error, "%s does not have exactly one line DMEM=\"...\" and no other "
-			    "that sets DMEM: edit it by hand", file);
+		return dmem_fail(error, "%s does not have exactly one line DMEM=\"...\" and no other "
+			         "that sets DMEM: edit it by hand", file);
 	/* a new file renamed over the old, never half written, with its mode */
 	mask = umask(0);
 	ok = g_file_set_contents_full(file, out->str, (gssize)out->len,
 				      G_FILE_SET_CONTENTS_CONSISTENT, (int)(st.st_mode & 07777), &e);
 	umask(mask);
 	if (!ok)
-		return fail(error, "%s", e->message);
+		return dmem_fail(error, "%s", e->message);
 	return TRUE;
 }

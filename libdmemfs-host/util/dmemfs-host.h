@@ -33,6 +33,8 @@
 #define DMEM_ERROR (dmem_error_quark())
 GQuark dmem_error_quark(void);
 enum { DMEM_ERROR_FAILED, DMEM_ERROR_UNSUPPORTED, DMEM_ERROR_NO_SPACE };
+/* set @error (DMEM_ERROR_FAILED) unless it is set already; FALSE */
+gboolean dmem_fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 /* ---- page sizes ---------------------------------------------------- */
 #define DMEM_N_PAGESIZES 3

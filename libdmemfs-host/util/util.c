@@ -8,6 +8,17 @@
 
 G_DEFINE_QUARK(dmem-error-quark, dmem_error)
 
+gboolean dmem_fail(GError **error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (error && !*error)
+		*error = g_error_new_valist(DMEM_ERROR, DMEM_ERROR_FAILED, fmt, ap);
+	va_end(ap);
+	return FALSE;
+}
+
 const guint64 dmem_pagesizes[DMEM_N_PAGESIZES] = { 4096ULL, 2ULL << 20, 1ULL << 30 };
 static const char *const pagesize_names[DMEM_N_PAGESIZES] = { "4K", "2M", "1G" };
 
