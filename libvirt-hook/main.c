@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 	PlanOptions opts = { 0 };
 	DomainEnv env = { 0 };
 	const char *op, *sub;
-	gboolean prepare, release, reconnect;
+	gboolean prepare, release, reconnect, start;
 
 	/*
 	 * libvirt calls with four words, the second an operation: a domain
@@ -132,7 +132,8 @@ int main(int argc, char **argv)
 	prepare = !strcmp(op, "prepare") && !strcmp(sub, "begin");
 	release = !strcmp(op, "release") && !strcmp(sub, "end");
 	reconnect = !strcmp(op, "reconnect") && !strcmp(sub, "begin");
-	if (!prepare && !release && !reconnect)
+	start = !strcmp(op, "start") && !strcmp(sub, "begin");
+	if (!prepare && !release && !reconnect && !start)
 		return 0;
 
 	opts.uuid_only = release;
@@ -149,17 +150,35 @@ int main(int argc, char **argv)
 	}
 	/*
 	 * Any domain's QEMU is the qemu user, which owns the dmem guests'
-	 * memory files: one without its AppArmor profile could open them all.
+	 * memory files: one without its own AppArmor profile (none, or a
+	 * static label: "unconfined", another domain's) could open them all.
 	 */
 	if (prepare && plan->unconfined) {
 		if (!hook_env(&env, &cfg, &e))
 			return plan->opted_in ? die(plan->uuid, e->message) : 0;
 		if (cfg->confinement == DMEM_CONFINE_APPARMOR)
 			return die(plan->uuid,
-				   "<seclabel type='none'/>: its QEMU would run without an AppArmor "
-				   "profile, as the qemu user that owns every dmem guest's memory; "
-				   "confine it, or set [qemu] confinement=none in dmemfs-host.conf");
+				   "its <seclabel> is type 'none' or a static AppArmor label: its QEMU "
+				   "would run outside the profile libvirt makes for it, as the qemu "
+				   "user that owns every dmem guest's memory; let libvirt label it "
+				   "(dynamic), or set [qemu] confinement=none in dmemfs-host.conf");
 	}
+	/*
+	 * Then what virt-aa-helper granted it, from every path of its XML and
+	 * its disks' backing chains: nothing on dmemfs (start begin comes after
+	 * the profile is written, before QEMU runs).
+	 */
+	if (start) {
+		if (!hook_env(&env, &cfg, &e))
+			return plan->opted_in ? die(plan->uuid, e->message) : 0;
+		if (cfg->confinement == DMEM_CONFINE_APPARMOR && !domain_profile_avoids_dmem(cfg, plan->uuid, &e))
+			return die(plan->uuid, e->message);
+		return 0;
+	}
+	/* and a disk or serial file on a dmemfs mount would name another
+	 * guest's memory in this domain's profile */
+	if (prepare && !domain_paths_off_dmemfs(plan, &e))
+		return die(plan->uuid, e->message);
 	if (!plan->opted_in)
 		return 0;
 	if (!cfg && !hook_env(&env, &cfg, &e))

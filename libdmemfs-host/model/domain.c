@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "domain.h"
 
+#include "aaprofile.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -292,6 +294,45 @@ gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError *
 		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
 			    "domain %s: dmemfs files missing or short: %s", plan->uuid, missing->str);
 		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean domain_profile_avoids_dmem(const DmemConfig *cfg, const char *uuid, GError **error)
+{
+	g_autofree char *path = g_strdup_printf("%s/libvirt-%s.files", DMEM_AA_PROFILE_DIR, uuid);
+	g_autofree char *rules = NULL;
+	g_autoptr(GPtrArray) dirs = dmem_aa_dmemfs_dirs(cfg);
+	g_autoptr(GError) e = NULL;
+
+	if (!g_file_get_contents(path, &rules, NULL, &e))
+		return dmem_fail(error, "no AppArmor profile from libvirt for it (%s): its QEMU would "
+				 "run as the qemu user that owns every dmem guest's memory; is "
+				 "libvirt's AppArmor driver on (security_driver in qemu.conf)?",
+				 e->message);
+	return dmem_aa_rules_avoid(rules, (char *const *)dirs->pdata, error);
+}
+
+static gboolean on_dmemfs(const char *path, char **where)
+{
+	guint64 fstype;
+
+	g_clear_pointer(where, g_free);
+	return dmem_path_fstype(path, &fstype, where) && fstype == DMEMFS_MAGIC;
+}
+
+gboolean domain_paths_off_dmemfs(const DomainPlan *plan, GError **error)
+{
+	for (guint i = 0; plan->paths && i < plan->paths->len; i++) {
+		const char *raw = g_ptr_array_index(plan->paths, i);
+		g_autofree char *where = NULL, *shown = g_strescape(raw, NULL);
+		g_autofree char *path = g_strstrip(g_strdup(raw));
+
+		/* as libvirt takes it (untrimmed), and without the blanks around it */
+		if (on_dmemfs(raw, &where) || on_dmemfs(path, &where))
+			return dmem_fail(error, "domain XML names '%s', on the dmemfs mount at or "
+					 "above %s: a guest's memory is only ever its memory backing, "
+					 "never a disk, serial or other file", shown, where);
 	}
 	return TRUE;
 }

@@ -25,6 +25,21 @@ gboolean domain_release(const DomainEnv *env, const char *uuid, GError **error);
  * running guests' profiles); FALSE if one could not be moved.
  */
 gboolean domain_adopt_all(const DomainEnv *env, GError **error);
+/*
+ * The rules libvirt's virt-aa-helper wrote for domain @uuid reach no
+ * dmemfs mount (aaprofile.h): any domain, at start begin, where domains
+ * are kept apart by AppArmor.  A domain with no such profile is refused:
+ * its QEMU would be the unconfined qemu user.
+ */
+gboolean domain_profile_avoids_dmem(const DmemConfig *cfg, const char *uuid, GError **error);
+/*
+ * No path the domain's XML names is on a dmemfs mount, as the kernel
+ * resolves it: before libvirt itself opens, creates or labels it as root
+ * (a serial file is opened for QEMU) and before virt-aa-helper writes it
+ * into the profile.  Any domain, at prepare; domain_profile_avoids_dmem()
+ * then checks what virt-aa-helper made of every path.
+ */
+gboolean domain_paths_off_dmemfs(const DomainPlan *plan, GError **error);
 /* every planned file is present and large enough */
 gboolean domain_reconnect(const DomainEnv *env, const DomainPlan *plan, GError **error);
 

@@ -60,6 +60,8 @@ void plan_free(DomainPlan *plan)
 	g_free(plan->mount);
 	if (plan->backends)
 		g_ptr_array_unref(plan->backends);
+	if (plan->paths)
+		g_ptr_array_unref(plan->paths);
 	g_free(plan);
 }
 
@@ -740,7 +742,13 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 	plan->name = dmem_xml_content(dmem_xml_node(x, NULL, "./name"));
 	hostdevs = dmem_xml_nodes(x, NULL, "./devices/hostdev | ./devices/interface[@type='hostdev']");
 	plan->hostdevs = hostdevs->len;
-	plan->unconfined = dmem_xml_node(x, NULL, "./seclabel[@type='none']") != NULL;
+	/* no profile of its own: none, or a static AppArmor label */
+	plan->unconfined = dmem_xml_node(x, NULL, "./seclabel[@type='none'] | "
+					 "./seclabel[@type='static'][not(@model) or "
+					 "@model='apparmor']") != NULL;
+	plan->paths = dmem_xml_strings(x, NULL,
+				       "//@*[not(ancestor::metadata)][starts-with(normalize-space(.), '/')] | "
+				       "//text()[not(ancestor::metadata)][starts-with(normalize-space(.), '/')]");
 	if (!parse_metadata(x, plan, error))
 		return NULL;
 	if (opts && opts->pagesize)

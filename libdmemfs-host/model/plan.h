@@ -25,12 +25,16 @@ typedef struct {
 	char *uuid;            /* canonical, lowercase */
 	char *name;
 	gboolean opted_in;     /* has our <metadata> element */
-	gboolean unconfined;   /* a <seclabel type='none'/>: its QEMU gets no profile */
+	gboolean unconfined;   /* <seclabel type='none'/> or a static AppArmor label: its
+				* QEMU does not get the profile libvirt makes for it */
 	guint64 pagesize;      /* 0 until known; backends may have their own */
 	char *mount;           /* metadata mount=, or NULL */
 	guint hostdevs;        /* <hostdev>s and <interface type='hostdev'>s: VFIO, whose DMA
 				* maps pin the memory */
 	GPtrArray *backends;   /* PlanBackend */
+	GPtrArray *paths;      /* every absolute path the XML names outside <metadata>
+				* (disks, serial files, kernel...): what virt-aa-helper may
+				* put in the domain's AppArmor profile */
 } DomainPlan;
 
 typedef struct {

@@ -32,6 +32,8 @@ gboolean dmem_xml_register_ns(DmemXml *x, const char *prefix, const char *uri);
 
 /* element nodes matching @expr relative to @at (NULL: the root), xmlNodePtr */
 GPtrArray *dmem_xml_nodes(DmemXml *x, xmlNodePtr at, const char *expr);
+/* the text of every node matching @expr (attributes and text too), as it is */
+GPtrArray *dmem_xml_strings(DmemXml *x, xmlNodePtr at, const char *expr);
 /* the first of them, or NULL */
 xmlNodePtr dmem_xml_node(DmemXml *x, xmlNodePtr at, const char *expr);
 /* the first match's text, stripped; NULL when there is none or it is empty */

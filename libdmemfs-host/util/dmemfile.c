@@ -45,6 +45,30 @@ gboolean dmemfs_real_check_fs(int dirfd, guint64 pagesize, GError **error)
 	return TRUE;
 }
 
+gboolean dmem_path_fstype(const char *path, guint64 *fstype, char **where)
+{
+	/* as written: ".." after a symlink is the kernel's to resolve, not ours */
+	g_autofree char *p = g_strdup(path);
+	struct statfs st;
+
+	for (;;) {
+		g_autofree char *real = realpath(p, NULL);
+		char *up;
+
+		if (real && !statfs(real, &st)) {
+			*fstype = (guint32)st.f_type;
+			if (where)
+				*where = g_steal_pointer(&real);
+			return TRUE;
+		}
+		up = g_path_get_dirname(p);
+		if (!strcmp(up, p))
+			return FALSE;	/* "/" or "." and still nothing */
+		g_free(p);
+		p = up;
+	}
+}
+
 #define MASK_LONGS (DMEM_MAX_NODES / (8 * sizeof(unsigned long)))
 
 int dmem_policy_to_mpol(const DmemPolicy *pol, unsigned long *mask, unsigned long *maxnode)

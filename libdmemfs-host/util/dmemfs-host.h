@@ -35,6 +35,13 @@ GQuark dmem_error_quark(void);
 enum { DMEM_ERROR_FAILED, DMEM_ERROR_UNSUPPORTED, DMEM_ERROR_NO_SPACE };
 /* set @error (DMEM_ERROR_FAILED) unless it is set already; FALSE */
 gboolean dmem_fail(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/*
+ * The file system type (statfs f_type) that @path is or would be on: that
+ * of its nearest existing ancestor as the kernel resolves it (symbolic
+ * links, then ".."), the resolved directory in @where.  FALSE when not even
+ * / can be reached (a relative @path is the caller's working directory's).
+ */
+gboolean dmem_path_fstype(const char *path, guint64 *fstype, char **where);
 
 /* ---- page sizes ---------------------------------------------------- */
 #define DMEM_N_PAGESIZES 3

@@ -78,6 +78,23 @@ GPtrArray *dmem_xml_nodes(DmemXml *x, xmlNodePtr at, const char *expr)
 	return out;
 }
 
+GPtrArray *dmem_xml_strings(DmemXml *x, xmlNodePtr at, const char *expr)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	xmlXPathObjectPtr o;
+
+	x->ctx->node = at ? at : xmlDocGetRootElement(x->doc);
+	o = xmlXPathEvalExpression((const xmlChar *)expr, x->ctx);
+	if (o && o->type == XPATH_NODESET && o->nodesetval)
+		for (int i = 0; i < o->nodesetval->nodeNr; i++) {
+			char *v = dmem_xml_content(o->nodesetval->nodeTab[i]);
+
+			g_ptr_array_add(out, v ? v : g_strdup(""));
+		}
+	xmlXPathFreeObject(o);
+	return out;
+}
+
 xmlNodePtr dmem_xml_node(DmemXml *x, xmlNodePtr at, const char *expr)
 {
 	g_autoptr(GPtrArray) n = dmem_xml_nodes(x, at, expr);

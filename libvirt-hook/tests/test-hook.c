@@ -256,6 +256,43 @@ static void test_plan_hostdevs(void)
 }
 
 /*
+ * The paths a domain's XML names, for the check that none is on dmemfs:
+ * attributes and element text anywhere, absolute only, as written (blanks
+ * kept: libvirt does not trim them), <metadata> (our mount=) left out.
+ */
+static void test_plan_paths(void)
+{
+	static const char xml[] =
+		"<domain><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid>"
+		"<metadata><d:dmemfs xmlns:d='" DMEMFS_XMLNS "' pagesize='2M' mount='/run/dmemfs/2M'/></metadata><memory unit='MiB'>64</memory>"
+		"<os><kernel> /boot/k </kernel><initrd>rel/i</initrd></os><devices>"
+		"<emulator>/usr/bin/qemu</emulator>"
+		"<disk type='file'><source file='/run/dmemfs/2M/libvirt-b/ram-node0'/></disk>"
+		"<serial type='file'><source path='/var/log/s'/></serial>"
+		"<filesystem><source dir='/srv/x'/><target dir='tag'/></filesystem>"
+		"</devices></domain>";
+	static const char *const want[] = { " /boot/k ", "/usr/bin/qemu",
+					    "/run/dmemfs/2M/libvirt-b/ram-node0", "/var/log/s",
+					    "/srv/x" };
+	g_autoptr(GError) e = NULL;
+	PlanOptions o = { 0 };
+	g_autoptr(DomainPlan) p = plan_from_xml(xml, strlen(xml), &o, &e);
+
+	g_assert_no_error(e);
+	g_assert_cmpuint(p->paths->len, ==, G_N_ELEMENTS(want));
+	for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+		gboolean found = FALSE;
+
+		for (guint j = 0; j < p->paths->len; j++)
+			found |= !strcmp(g_ptr_array_index(p->paths, j), want[i]);
+		g_assert_true(found);
+	}
+	/* none of these is on dmemfs here (no dmemfs on the unit-test host) */
+	g_assert_true(domain_paths_off_dmemfs(p, &e));
+	g_assert_no_error(e);
+}
+
+/*
  * Page sizes per backend, as libvirt 9.0 picks them (hugepages.args): a
  * cell's <hugepages><page nodeset>, a DIMM's own <source><pagesize>, else
  * its cell's; the rest keep the domain's.  <hugepages/> alone is 2M.
@@ -893,9 +930,18 @@ static void test_cli_hook_ops(void)
 			{
 				g_autofree char *doc = g_strconcat(un, "<seclabel type='none'/></domain>",
 								    NULL);
+				/* a static label: "unconfined", or another domain's profile */
+				g_autofree char *stat = g_strconcat(un, "<seclabel type='static' "
+								     "model='apparmor' relabel='no'>"
+								     "<label>libvirt-00000000-0000-4000-"
+								     "8000-000000000001</label></seclabel>"
+								     "</domain>", NULL);
+				g_autofree char *out3 = NULL, *err3 = NULL;
 
 				g_assert_cmpint(test_run("dmemfs-hook", a, senv, doc, &out, &err), ==, 1);
-				g_assert_nonnull(strstr(err, "<seclabel type='none'/>"));
+				g_assert_nonnull(strstr(err, "its <seclabel> is type 'none' or a static"));
+				g_assert_cmpint(test_run("dmemfs-hook", a, senv, stat, &out3, &err3), ==, 1);
+				g_assert_nonnull(strstr(err3, "its <seclabel> is type 'none' or a static"));
 				g_assert_cmpint(test_count_entries(t->mounts[1]), ==, 0);
 				/* the host separates domains otherwise: the plain one passes */
 				if (i == 1) {
@@ -1031,6 +1077,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/hook/plan/not-opted-in", test_plan_not_opted);
 	g_test_add_func("/hook/plan/counts-hostdevs", test_plan_hostdevs);
+	g_test_add_func("/hook/plan/paths", test_plan_paths);
 	g_test_add_func("/hook/plan/hugepages-pagesize-per-backend", test_plan_hugepages);
 	g_test_add_func("/hook/prepare/pagesize-per-backend-mounts", test_prepare_hugepages);
 	g_test_add_func("/hook/plan/pagesize-source-and-limits", test_plan_pagesize_source);

@@ -27,7 +27,7 @@ T0=$SECONDS
 
 result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission capacity-live host-setup capacity-fleet tenant-isolation refuse-unservable refuse-unconfined reconnect soak soak-dmesg cleanup)
+	admission capacity-live host-setup capacity-fleet tenant-isolation refuse-dmemfs-path refuse-unservable refuse-unconfined reconnect soak soak-dmesg cleanup)
 if [ "${1:-}" = --list ]; then
 	printf 'accept.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -407,6 +407,61 @@ tenant_isolation() {
 	fi
 }
 
+# The same attack through libvirt: a domain whose XML names B's memory file
+# (as its serial file: directly, through a symlink elsewhere, as a glob) is
+# refused at prepare, before libvirt opens the file as root or
+# virt-aa-helper puts it in the profile.  A 9p share of the directory above
+# the mounts passes that (it is not on dmemfs) but makes virt-aa-helper
+# grant "$MOUNTS/**": the hook reads the rules virt-aa-helper wrote at start
+# begin, before QEMU runs, and refuses that.
+refuse_dmemfs_path() {
+	local ub fb id name=acc-steal uuid p why='' err msg want share
+	ub=$(virsh domuuid acc-adm-1 2> /dev/null)
+	fb=$(domdir "$M2" "$ub")/ram-node0
+	id=$(stat -c '%i %s' "$fb" 2> /dev/null)
+	if [ -z "$ub" ] || [ -z "$id" ]; then
+		fail refuse-dmemfs-path "not run: no admission guest B ('$ub', $fb)"
+		return
+	fi
+	ln -sfn "$fb" /tmp/acc-steal-link
+	share="<filesystem type='mount' accessmode='passthrough'><source dir='${M2%/*}'/><target dir='steal'/></filesystem>"
+	for p in "$fb" /tmp/acc-steal-link "$M2/**" share; do
+		uuid=$(new_uuid)
+		# a domain without dmem (any domain's QEMU is the qemu user), so
+		# that the full pool of the admission guests does not refuse it first
+		mkdomain "$name" "$uuid" 64 64 | sed -e '/<metadata>/,/<\/metadata>/d' -e '/<numatune>/,/<\/numatune>/d' \
+			-e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" > "/tmp/$name.plain.xml"
+		if [ "$p" = share ]; then
+			sed "s|</devices>|$share</devices>|" "/tmp/$name.plain.xml" > "/tmp/$name.xml"
+			want="its AppArmor profile would let its QEMU reach a guest's memory"
+		else
+			sed "s|<source path='[^']*'/>|<source path='$p'/>|" "/tmp/$name.plain.xml" > "/tmp/$name.xml"
+			want="on the dmemfs mount at or above"
+		fi
+		grep -qF -e "<source path='$p'/>" -e "<target dir='steal'/>" "/tmp/$name.xml" ||
+			why="$why the test XML does not have $p;"
+		virsh define "/tmp/$name.xml" > /dev/null 2>&1
+		err=$(virsh start "$name" 2>&1) && why="$why a domain with $p started;"
+		msg=$(printf '%s\n' "$err" | grep -o 'dmemfs-hook: .*' | head -1 | cut -c1-400)
+		[[ $msg == *"$want"* ]] || why="$why start with $p: '${msg:-$(echo "$err" | tr -s '\n' ' ' | cut -c1-300)}';"
+		wait_state "$name" "shut off" 30
+		[ -z "$(qemu_pid "$name")" ] || why="$why a QEMU runs for $p;"
+		virsh destroy "$name" > /dev/null 2>&1
+		virsh undefine "$name" > /dev/null 2>&1
+		[ -z "$(dom_files "$uuid")" ] || why="$why files left for $uuid;"
+	done
+	rm -f /tmp/acc-steal-link
+	[ "$(stat -c '%i %s' "$fb" 2> /dev/null)" = "$id" ] || why="$why B's $fb is not the file it was ($id);"
+	[ ! -e "$M2/**" ] || why="$why a file '**' appeared on $M2;"
+	case $(domstate acc-adm-1) in running | paused) ;; *) why="$why B is '$(domstate acc-adm-1)';" ;; esac
+	if [ -z "$why" ]; then
+		pass refuse-dmemfs-path "a domain naming B's memory as its serial file (directly, through a symlink, as a glob over $M2) refused at prepare, one sharing ${M2%/*} over 9p refused at start begin from virt-aa-helper's rules (\"$msg\"); no QEMU ran, B and its file untouched"
+	else
+		why=${why%;}
+		fail refuse-dmemfs-path "${why# }"
+	fi
+}
+
 # ---- 4. admission: dmem-capacity's prediction from the live pool, then N+1 starts
 # auto: cells of a third of the smaller node's free pool (2 MiB multiples),
 # so that about three guests fit whatever dmem= the L1 boots with
@@ -429,6 +484,7 @@ if ! [ "${N:-x}" -ge 1 ] 2> /dev/null; then
 	fail capacity-fleet "not run (no admission guests)"
 	fail host-setup "not run (no admission guests)"
 	fail tenant-isolation "not run (no admission guests)"
+	fail refuse-dmemfs-path "not run (no admission guests)"
 else
 	started=0 refused='' adm_err=''
 	for i in $(seq 0 "$N"); do
@@ -451,6 +507,7 @@ else
 	capacity_fleet
 	host_setup_down
 	tenant_isolation
+	refuse_dmemfs_path
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1
@@ -498,7 +555,7 @@ else
 	msg=$(printf '%s\n' "$err" | grep -o 'dmemfs-hook: .*' | head -1 | cut -c1-200)
 	wait_state "$name" "shut off" 30
 	left=$(dom_files "$uuid") pid=$(qemu_pid "$name") st=$(domstate "$name")
-	if [ $rc -ne 0 ] && [[ $msg == *"<seclabel type='none'/>: its QEMU would run without an AppArmor profile"* ]] &&
+	if [ $rc -ne 0 ] && [[ $msg == *"its <seclabel> is type 'none' or a static AppArmor label"* ]] &&
 		[ -z "$left" ] && [ -z "$pid" ] && [ "$st" = "shut off" ] && wait_base 30; then
 		pass refuse-unconfined "<seclabel type='none'/> domain refused at start with \"$msg\"; nothing left (no files, no QEMU, pool at baseline)"
 	else

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The rules libvirt's virt-aa-helper wrote for a domain, checked against
+ * the dmemfs mounts.  virt-aa-helper turns the paths of the domain XML
+ * (disks and their backing chains, serial files, kernel, shared
+ * directories...) into rules, resolving what exists and keeping the rest
+ * as written, globs included: only its output says what the QEMU may open.
+ */
+#include "aaprofile.h"
+
+#include <fnmatch.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <string.h>
+
+#define AA_MAX_EXPANSIONS 64
+
+/* {a,b} alternatives expanded, at most AA_MAX_EXPANSIONS; FALSE beyond */
+static gboolean expand_braces(const char *glob, GPtrArray *out)
+{
+	const char *open = strchr(glob, '{'), *p, *close = NULL, *alt;
+	int depth = 0;
+
+	if (!open) {
+		if (out->len >= AA_MAX_EXPANSIONS)
+			return FALSE;
+		g_ptr_array_add(out, g_strdup(glob));
+		return TRUE;
+	}
+	for (p = open; *p; p++) {
+		depth += *p == '{';
+		depth -= *p == '}';
+		if (!depth) {
+			close = p;
+			break;
+		}
+	}
+	if (!close)
+		return FALSE;
+	/* each top-level alternative between the braces */
+	alt = open + 1;
+	depth = 0;
+	for (p = open + 1; p <= close; p++) {
+		if (p == close || (*p == ',' && !depth)) {
+			g_autofree char *one = g_strdup_printf("%.*s%.*s%s", (int)(open - glob), glob,
+							       (int)(p - alt), alt, close + 1);
+
+			if (!expand_braces(one, out))
+				return FALSE;
+			alt = p + 1;
+			continue;
+		}
+		depth += *p == '{';
+		depth -= *p == '}';
+	}
+	return TRUE;
+}
+
+/*
+ * Could @glob (no braces) match @dir or a path under it?  Component by
+ * component: a "**" anywhere from there on matches any depth; otherwise
+ * each of @dir's components must fnmatch the glob's, and the glob must not
+ * end above @dir.
+ */
+static gboolean glob_reaches(const char *glob, const char *dir)
+{
+	g_auto(GStrv) g = g_strsplit(glob, "/", -1), d = g_strsplit(dir, "/", -1);
+	guint i;
+
+	for (i = 0; d[i]; i++) {
+		if (!*d[i])
+			continue;	/* the root's empty first component */
+		if (!g[i])
+			return FALSE;	/* the glob ends above the mount */
+		if (strstr(g[i], "**"))
+			return TRUE;
+		if (fnmatch(g[i], d[i], 0))
+			return FALSE;
+	}
+	return TRUE;	/* the mount itself, or under it */
+}
+
+/*
+ * libvirt's own subtree for this domain under a memory_backing_dir on
+ * dmemfs (hot-added memory, README): <mount>/libvirt/qemu/<id>-<name>/,
+ * named by one literal component.  Paths of the XML cannot be there (the
+ * prepare check refuses them), so such a rule is libvirt's, for this
+ * domain's own directory; a glob in that component (a domain name with a
+ * '*') could reach another domain's.
+ */
+static gboolean libvirt_memory_dir(const char *glob, const char *mount)
+{
+	g_autofree char *base = g_strconcat(mount, "/libvirt/qemu/", NULL);
+	const char *c, *end;
+
+	if (!g_str_has_prefix(glob, base))
+		return FALSE;
+	c = glob + strlen(base);
+	end = strchrnul(c, '/');
+	if (end == c || strcspn(c, "*?[]{}") < (size_t)(end - c))
+		return FALSE;
+	return !((end - c == 1 && c[0] == '.') || (end - c == 2 && c[0] == '.' && c[1] == '.'));
+}
+
+/* one rule's path: a quoted string or the first word; NULL when not a path rule */
+static char *rule_path(const char *line, gboolean *deny)
+{
+	const char *p = line + strspn(line, " \t");
+	const char *end;
+
+	*deny = FALSE;
+	for (;;) {
+		if (g_str_has_prefix(p, "deny ")) {
+			*deny = TRUE;
+			p += 5;
+		} else if (g_str_has_prefix(p, "allow ")) {
+			p += 6;
+		} else if (g_str_has_prefix(p, "audit ")) {
+			p += 6;
+		} else if (g_str_has_prefix(p, "owner ")) {
+			p += 6;
+		} else if (g_str_has_prefix(p, "file ")) {
+			p += 5;
+		} else {
+			break;
+		}
+		p += strspn(p, " \t");
+	}
+	if (*p == '"') {
+		end = strchr(p + 1, '"');
+		return end ? g_strndup(p + 1, (gsize)(end - p - 1)) : g_strdup(p);
+	}
+	if (*p != '/' && *p != '@')
+		return NULL;	/* a network, signal, ptrace... rule, a comment */
+	end = p + strcspn(p, " \t,");
+	return g_strndup(p, (gsize)(end - p));
+}
+
+static gboolean path_is_plain(const char *path)
+{
+	g_auto(GStrv) parts = g_strsplit(path, "/", -1);
+
+	/* a blank is a file name's (a quoted rule); an escape or a control is not ours */
+	if (path[0] != '/' || strstr(path, "@{") || strpbrk(path, "\\\"\n\r\t\v\f"))
+		return FALSE;
+	for (guint i = 0; parts[i]; i++)
+		if (!strcmp(parts[i], ".") || !strcmp(parts[i], ".."))
+			return FALSE;
+	return TRUE;
+}
+
+gboolean dmem_aa_rules_avoid(const char *rules, char *const *mounts, GError **error)
+{
+	g_auto(GStrv) lines = g_strsplit(rules, "\n", -1);
+
+	for (guint i = 0; lines[i]; i++) {
+		g_autoptr(GPtrArray) globs = g_ptr_array_new_with_free_func(g_free);
+		g_autofree char *path = NULL, *shown = NULL;
+		gboolean deny, reaches = FALSE;
+
+		path = rule_path(lines[i], &deny);
+		if (!path || deny)
+			continue;
+		shown = g_strescape(path, NULL);
+		if (!path_is_plain(path) || !expand_braces(path, globs))
+			return dmem_fail(error, "its AppArmor profile has the rule '%s', which this "
+					 "hook cannot tell from one that reaches a guest's memory",
+					 shown);
+		for (guint j = 0; j < globs->len && !reaches; j++)
+			for (char *const *m = mounts; *m && !reaches; m++)
+				reaches = !libvirt_memory_dir(g_ptr_array_index(globs, j), *m) &&
+					  glob_reaches(g_ptr_array_index(globs, j), *m);
+		if (reaches)
+			return dmem_fail(error, "its AppArmor profile would let its QEMU reach a "
+					 "guest's memory on dmemfs ('%s', from a path of its XML or a "
+					 "disk's backing chain): a guest's memory is only ever its "
+					 "memory backing", shown);
+	}
+	return TRUE;
+}
+
+GPtrArray *dmem_aa_dmemfs_dirs(const DmemConfig *cfg)
+{
+	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+	DmemMountIter it = { 0 };
+	struct mntent *me;
+	FILE *f = setmntent("/proc/self/mounts", "r");
+
+	while (f && (me = getmntent(f)))
+		if (!strcmp(me->mnt_type, "dmemfs"))
+			g_ptr_array_add(dirs, g_strdup(me->mnt_dir));
+	if (f)
+		endmntent(f);
+	/* and where the configuration mounts one, mounted or not yet */
+	while (cfg && dmem_config_next_mount(cfg, &it))
+		g_ptr_array_add(dirs, g_canonicalize_filename(it.path, "/"));
+	g_ptr_array_add(dirs, NULL);
+	return dirs;
+}
