@@ -10,8 +10,8 @@
 #
 # Environment: see ../l2-lib.sh; ACC_SOAK (cycles, default 15: libvirt compiles
 # the domain's AppArmor profile several times a start, about 2 s each under
-# TCG), ACC_BUDGET (s, 540:
-# the soak stops early past it, under l1-trunk.sh's 600 s), ACC_ADM_CELL_MIB
+# TCG), ACC_BUDGET (s, 540: the soak stops early past it, under l1-trunk.sh's
+# 600 s, and passes on the clean cycles it ran, 3 at least), ACC_ADM_CELL_MIB
 # (admission shape: two cells of this size on nodes 0 and 1; default auto: a third
 # of the smaller free pool).
 set -u
@@ -20,6 +20,7 @@ TOP=${TOP:-$(cd "$here/../../.." && pwd)}
 # shellcheck source=nested-test/l1/l2-lib.sh
 . "$here/../l2-lib.sh"
 SOAK=${ACC_SOAK:-15}
+SOAK_MIN=3 # cycles the soak needs, whatever the budget leaves
 BUDGET=${ACC_BUDGET:-540} # seconds from the start after which the soak stops early
 ADM_MIB=${ACC_ADM_CELL_MIB:-auto}
 C0=64 C1=128 # the acceptance guest: cell 0 64 MiB on node 0, cell 1 128 MiB on node 1
@@ -601,12 +602,13 @@ dmesg_before=$(dmesg | wc -l)
 if ! err=$(virsh define "/tmp/$name.xml" 2>&1); then
 	fail soak "virsh define: $err"
 else
-	ok=0 leaks=0 errs='' t=$SECONDS
+	ok=0 leaks=0 errs='' t=$SECONDS stopped=
 	cycles=0
 	for i in $(seq 1 "$SOAK"); do
 		# l1-trunk.sh kills a test script after 600 s: end with a reason instead
+		# (how many cycles fit is the host's speed, not a verdict)
 		if [ $((SECONDS - T0)) -ge "$BUDGET" ]; then
-			errs="$errs stopped before cycle $i: the acceptance has run $((SECONDS - T0)) s (budget ${BUDGET} s; a loaded host?);"
+			stopped=" (stopped before cycle $i: the acceptance has run $((SECONDS - T0)) s of its ${BUDGET} s)"
 			break
 		fi
 		cycles=$i
@@ -621,8 +623,14 @@ else
 	read -r b0 b1 <<< "$BASE"
 	read -r f0 f1 <<< "$(pool_free_all)"
 	leaked=$((b0 + b1 - f0 - f1))
-	why="$ok of $SOAK start --paused/destroy cycles clean in ${secs} s ($(awk -v s="$secs" -v n="$cycles" 'BEGIN { printf "%.1f", s / (n ? n : 1) }') s a cycle), $((leaked / 4096)) dpages (4 KiB units) leaked at the end"
-	if [ "$ok" -eq "$SOAK" ] && [ "$leaked" -eq 0 ]; then pass soak "$why"; else fail soak "$why;$errs"; fi
+	why="$ok of $cycles start --paused/destroy cycles clean in ${secs} s ($(awk -v s="$secs" -v n="$cycles" 'BEGIN { printf "%.1f", s / (n ? n : 1) }') s a cycle)$stopped, $((leaked / 4096)) dpages (4 KiB units) leaked at the end"
+	# every cycle that ran clean, nothing leaked, and enough of them to
+	# call it a soak
+	if [ "$ok" -eq "$cycles" ] && [ "$cycles" -ge "$SOAK_MIN" ] && [ "$leaked" -eq 0 ]; then
+		pass soak "$why"
+	else
+		fail soak "$why${errs:+;$errs}$([ "$cycles" -ge "$SOAK_MIN" ] || echo "; fewer than $SOAK_MIN cycles")"
+	fi
 fi
 bad=$(kernel_splats "$dmesg_before")
 allbad=$(kernel_splats)
