@@ -93,7 +93,6 @@ static void quiet_libvirt(void *ud, virErrorPtr e)
 	(void)e;
 }
 
-
 static gboolean libvirt_fail(GError **error, const char *what, const char *name)
 {
 	const virError *e = virGetLastError();

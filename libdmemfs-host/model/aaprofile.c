@@ -161,20 +161,23 @@ gboolean dmem_aa_rules_avoid(const char *rules, char *const *mounts, GError **er
 		path = rule_path(lines[i], &deny);
 		if (!path || deny)
 			continue;
-		shown = g_strescape(path, NULL);
-		if (!path_is_plain(path) || !expand_braces(path, globs))
+		if (!path_is_plain(path) || !expand_braces(path, globs)) {
+			shown = g_strescape(path, NULL);
 			return dmem_fail(error, "its AppArmor profile has the rule '%s', which this "
 					 "hook cannot tell from one that reaches a guest's memory",
 					 shown);
+		}
 		for (guint j = 0; j < globs->len && !reaches; j++)
 			for (char *const *m = mounts; *m && !reaches; m++)
 				reaches = !libvirt_memory_dir(g_ptr_array_index(globs, j), *m) &&
 					  glob_reaches(g_ptr_array_index(globs, j), *m);
-		if (reaches)
+		if (reaches) {
+			shown = g_strescape(path, NULL);
 			return dmem_fail(error, "its AppArmor profile would let its QEMU reach a "
 					 "guest's memory on dmemfs ('%s', from a path of its XML or a "
 					 "disk's backing chain): a guest's memory is only ever its "
 					 "memory backing", shown);
+		}
 	}
 	return TRUE;
 }

@@ -329,7 +329,7 @@ gboolean domain_paths_off_dmemfs(const DomainPlan *plan, GError **error)
 		g_autofree char *path = g_strstrip(g_strdup(raw));
 
 		/* as libvirt takes it (untrimmed), and without the blanks around it */
-		if (on_dmemfs(raw, &where) || on_dmemfs(path, &where))
+		if (on_dmemfs(raw, &where) || (strcmp(path, raw) && on_dmemfs(path, &where)))
 			return dmem_fail(error, "domain XML names '%s', on the dmemfs mount at or "
 					 "above %s: a guest's memory is only ever its memory backing, "
 					 "never a disk, serial or other file", shown, where);

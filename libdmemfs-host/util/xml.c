@@ -63,17 +63,27 @@ gboolean dmem_xml_register_ns(DmemXml *x, const char *prefix, const char *uri)
 	return xmlXPathRegisterNs(x->ctx, (const xmlChar *)prefix, (const xmlChar *)uri) == 0;
 }
 
-GPtrArray *dmem_xml_nodes(DmemXml *x, xmlNodePtr at, const char *expr)
+/* @expr evaluated relative to @at (NULL: the root); its node set or NULL */
+static xmlXPathObjectPtr eval_nodeset(DmemXml *x, xmlNodePtr at, const char *expr)
 {
-	GPtrArray *out = g_ptr_array_new();
 	xmlXPathObjectPtr o;
 
 	x->ctx->node = at ? at : xmlDocGetRootElement(x->doc);
 	o = xmlXPathEvalExpression((const xmlChar *)expr, x->ctx);
 	if (o && o->type == XPATH_NODESET && o->nodesetval)
-		for (int i = 0; i < o->nodesetval->nodeNr; i++)
-			if (o->nodesetval->nodeTab[i]->type == XML_ELEMENT_NODE)
-				g_ptr_array_add(out, o->nodesetval->nodeTab[i]);
+		return o;
+	xmlXPathFreeObject(o);
+	return NULL;
+}
+
+GPtrArray *dmem_xml_nodes(DmemXml *x, xmlNodePtr at, const char *expr)
+{
+	GPtrArray *out = g_ptr_array_new();
+	xmlXPathObjectPtr o = eval_nodeset(x, at, expr);
+
+	for (int i = 0; o && i < o->nodesetval->nodeNr; i++)
+		if (o->nodesetval->nodeTab[i]->type == XML_ELEMENT_NODE)
+			g_ptr_array_add(out, o->nodesetval->nodeTab[i]);
 	xmlXPathFreeObject(o);
 	return out;
 }
@@ -81,16 +91,13 @@ GPtrArray *dmem_xml_nodes(DmemXml *x, xmlNodePtr at, const char *expr)
 GPtrArray *dmem_xml_strings(DmemXml *x, xmlNodePtr at, const char *expr)
 {
 	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-	xmlXPathObjectPtr o;
+	xmlXPathObjectPtr o = eval_nodeset(x, at, expr);
 
-	x->ctx->node = at ? at : xmlDocGetRootElement(x->doc);
-	o = xmlXPathEvalExpression((const xmlChar *)expr, x->ctx);
-	if (o && o->type == XPATH_NODESET && o->nodesetval)
-		for (int i = 0; i < o->nodesetval->nodeNr; i++) {
-			char *v = dmem_xml_content(o->nodesetval->nodeTab[i]);
+	for (int i = 0; o && i < o->nodesetval->nodeNr; i++) {
+		char *v = dmem_xml_content(o->nodesetval->nodeTab[i]);
 
-			g_ptr_array_add(out, v ? v : g_strdup(""));
-		}
+		g_ptr_array_add(out, v ? v : g_strdup(""));
+	}
 	xmlXPathFreeObject(o);
 	return out;
 }
