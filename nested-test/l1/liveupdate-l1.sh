@@ -202,11 +202,14 @@ case $stage in
 	done
 	[ -z "$bad" ] || { fail plain-save "$bad"; why="no plain save"; not_run plain-kexec; }
 	t0=$(date +%s%3N)
+	# the saves only: a bare wait would also wait out l2_watch's listeners
+	jobs_=()
 	for name in lu-2m lu-1g; do
 		(virsh save "$name" "$STATE/$name.plain" > "/tmp/$name.plain.err" 2>&1
 		 echo "$? $(date +%s%3N)" > "/tmp/$name.plain.done") &
+		jobs_+=($!)
 	done
-	wait
+	wait "${jobs_[@]}"
 	for d in "lu-2m 2m" "lu-1g 1g"; do
 		read -r name k <<< "$d"
 		read -r rc t1 < "/tmp/$name.plain.done"
@@ -244,11 +247,13 @@ case $stage in
 	ok setup-3 "libvirt setup or the state disk failed ($ACC_STEP; $(tr '\n' ' ' < /tmp/state-mount.err))" $r ||
 		{ why="setup failed"; not_run plain-restored-2M; }
 	setup_ms=$(date +%s%3N)
+	jobs_=()
 	for name in lu-2m lu-1g; do
 		(virsh restore "$STATE/$name.plain" > "/tmp/$name.restore.err" 2>&1
 		 echo "$? $(date +%s%3N)" > "/tmp/$name.restore.done") &
+		jobs_+=($!)
 	done
-	wait
+	wait "${jobs_[@]}"
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
 		read -r rc t2 < "/tmp/$name.restore.done"
