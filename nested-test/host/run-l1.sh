@@ -65,11 +65,13 @@ trunk_why=$why
 # thread (measurements in vfio-l2.sh).  The one retry rule of l1-common.sh
 # applies: a fresh L1 tries again only when the console shows that crash
 # (3 attempts, each retried one a SKIP line with the evidence); a hang or
-# any other failure is a FAIL.
+# any other failure is a FAIL.  The boot's limit covers the script's own
+# waits (240 s for the L2, after libvirtd and virsh start), so that an L2 that
+# never comes up is reported by the script, with its serial, not cut short.
 if [ -n "$VFIO_L2_SCRIPT" ]; then
 	vfio_done=
 	for attempt in 1 2 3; do
-		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-300}" \
+		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-480}" \
 			"$(l1_append "$VFIO_L2_SCRIPT" "${DMEM:+dmem=$DMEM}")"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-console.log"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$attempt-console.log"

@@ -256,6 +256,27 @@ for ps in 2M 1G; do
 	check "l1.mount-$ps" "/run/dmemfs/$ps is not dmemfs after mount -t dmemfs -o pagesize=$ps" \
 		is_dmemfs "/run/dmemfs/$ps"
 done
+# script_leftovers: what a test script left running (libvirt's daemons,
+# guests), named on stdout, and stopped
+script_leftovers() {
+	local p d left=
+	for d in $(virsh list --all --name 2> /dev/null); do
+		left+="domain $d, "
+		virsh destroy "$d" > /dev/null 2>&1
+		virsh undefine "$d" > /dev/null 2>&1
+	done
+	for d in libvirtd virtlogd; do
+		p=$(cat "/run/$d.pid" 2> /dev/null) && kill -0 "$p" 2> /dev/null || continue
+		left+="$d, "
+		kill "$p"
+		for _ in $(seq 1 60); do kill -0 "$p" 2> /dev/null || break; sleep 0.5; done
+		kill -9 "$p" 2> /dev/null
+		for _ in $(seq 1 50); do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
+	done
+	p=$(pgrep -x qemu-system-x86 | tr '\n' ' ')
+	[ -z "$p" ] || { left+="QEMU $p, "; pkill -9 -x qemu-system-x86; }
+	printf '%s' "${left%, }"
+}
 # l1.skip=WORD on the kernel command line skips the scripts whose path
 # contains WORD (make test-debug skips the libvirt acceptance: too slow
 # under KASAN and TCG).
@@ -268,16 +289,21 @@ while read -r what s; do
 		continue
 	fi
 	echo "== $rel"
-	free0=$(pool_free)
-	timeout -k 5 600 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
+	free0=$(pool_free) t0=$SECONDS
+	timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
 	rc=$?
+	# a script killed by the timeout leaves its daemons and guests behind,
+	# and the next script could not start its own: say so, and clear them
+	left=$(script_leftovers)
 	free1=$(pool_free)
 	cat /tmp/l1-script.out
 	grep -E '^(PASS|FAIL|SKIP): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
+	res "# $rel: exit $rc after $((SECONDS - t0)) s"
 	why="exit status $rc"
-	[ "$rc" -eq 124 ] && why="timed out after 600s"
+	[ "$rc" -eq 124 ] && why="timed out after 900s"
+	[ -z "$left" ] || why="$why; left behind: $left"
 	[ "$free0" = "$free1" ] || why="$why; dmem free ${free0} B before, ${free1} B after"
-	check "$(l1_script_check "$s")" "$why" [ "$rc" -eq 0 -a "$free0" = "$free1" ]
+	check "$(l1_script_check "$s")" "$why" [ "$rc" -eq 0 -a -z "$left" -a "$free0" = "$free1" ]
 done < <(l1_test_scripts "$TOP" "$skip_word")
 umount /run/dmemfs/2M /run/dmemfs/1G 2> /dev/null
 

@@ -98,10 +98,17 @@ check_running_guest() { # check_running_guest PREFIX NAME UUID T_START_MS U0 U1
 	status=$(agent_field "$line" status)
 	AGENT_OK=
 	[ "$status" = PASS ] && AGENT_OK=1
-	AGENT_SUM="L2 boot (start to agent result) $(ms_to_s "$ms") s, guest kernel to init $(agent_field "$line" boot_s) s; agent: tested $(($(agent_field "$line" tested_kib) / 1024)) of $(($(agent_field "$line" mem_total_kib) / 1024)) MiB guest RAM ($(agent_field "$line" tested_pct)%) on $(agent_field "$line" nodes) guest nodes in $(agent_field "$line" pattern_s) s, $(agent_field "$line" pattern_errors) pattern errors; steal ticks $(agent_field "$line" steal_ticks) (feature $(agent_field "$line" steal_feature)); clocksource $(agent_field "$line" clocksource), $(agent_field "$line" clock_backwards) backwards steps, 200 ms sleep took $(agent_field "$line" sleep200_ms) ms"
+	AGENT_SUM="L2 boot (start to agent result) $(ms_to_s "$ms") s, guest kernel to init $(agent_field "$line" boot_s) s; agent: tested $(agent_mib "$line" tested_kib) of $(agent_mib "$line" mem_total_kib) MiB guest RAM ($(agent_field "$line" tested_pct)%) on $(agent_field "$line" nodes) guest nodes in $(agent_field "$line" pattern_s) s, $(agent_field "$line" pattern_errors) pattern errors; steal ticks $(agent_field "$line" steal_ticks) (feature $(agent_field "$line" steal_feature)); clocksource $(agent_field "$line" clocksource), $(agent_field "$line" clock_backwards) backwards steps, 200 ms sleep took $(agent_field "$line" sleep200_ms) ms"
 	[ -n "$line" ] || AGENT_SUM="no L2-AGENT-RESULT line in $(serial_of "$name") after $(ms_to_s "$ms") s (domain $(domstate "$name"); last serial line: $(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -v '^\s*$' | tail -1 | cut -c1-160))"
 	acc_log "$pfx: $AGENT_SUM"
 	acc_log "$pfx: $line"
+}
+
+# agent_mib LINE KEY: the KiB field KEY of an agent line in MiB (0 if missing)
+agent_mib() {
+	local v
+	v=$(agent_field "$1" "$2")
+	echo $((${v:-0} / 1024))
 }
 
 # ---- 1. virsh define + start of the 2-cell domain
