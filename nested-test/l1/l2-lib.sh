@@ -229,7 +229,12 @@ qemu_diag() {
 		printf '%s: state %s, utime %s stime %s ticks, kernel: %s; ' "$(cat "$t/comm")" "${st[0]}" "${st[11]}" "${st[12]}" \
 			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
 	done
-	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null | grep -o 'RIP=[0-9a-f]*' | tr '\n' ' '
+	# where the guest is: instruction pointer, mode, halted, and the bytes
+	# at RIP (zeros there: it runs in memory that lost its contents)
+	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
+		grep -o -E '(RIP|CR0|EFER|HLT)=[0-9a-f]*' | tr '\n' ' '
+	printf 'code at RIP: %s' "$(virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
+		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
 }
 # l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
 # guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for

@@ -102,7 +102,7 @@ for _ in $(seq 1 480); do
 done
 if [ -z "$line" ]; then
 	bad=$(kernel_splats)
-	why="no L2-HOLD after $((SECONDS - t)) s, state '$(domstate "$name")'; L1 kernel: ${bad:-nothing}; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' ')"
+	why="no L2-HOLD after $((SECONDS - t)) s, state '$(domstate "$name")'; L1 kernel: ${bad:-nothing}; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' '); $(qemu_diag "$name")"
 	log "L2 serial:"; tail -n 30 "$(serial_of "$name")" >&2
 	fail l2-boot "$why"
 	skip_from l2-device "the L2 did not boot"
