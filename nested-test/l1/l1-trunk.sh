@@ -266,7 +266,10 @@ script_leftovers() {
 		virsh undefine "$d" > /dev/null 2>&1
 	done
 	for d in libvirtd virtlogd; do
-		p=$(cat "/run/$d.pid" 2> /dev/null) && kill -0 "$p" 2> /dev/null || continue
+		p=$(cat "/run/$d.pid" 2> /dev/null) || continue
+		# one the script stopped may still be on its way out
+		for _ in $(seq 1 25); do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
+		kill -0 "$p" 2> /dev/null || continue
 		left+="$d, "
 		kill "$p"
 		for _ in $(seq 1 60); do kill -0 "$p" 2> /dev/null || break; sleep 0.5; done
