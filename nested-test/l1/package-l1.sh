@@ -7,7 +7,8 @@
 #   stage 1  dpkg -i the kernel and dmemfs-host packages; what they put
 #            where; systemd-analyze verify of the units; the grub snippet
 #            seeded from dmem-capacity --recommend; the mount unit's
-#            command, libvirtd, the pools unit's command; a dmem guest
+#            command, libvirtd, the pools unit's command; the metrics
+#            timer's service into node_exporter's directory; a dmem guest
 #            started with virsh runs; dpkg -r (the pools and everything of
 #            the package go, the config stays, the guest's mount stays);
 #            dpkg -P (the config goes; nothing of the package is left);
@@ -17,7 +18,7 @@
 #
 # --list prints the checks.
 set -u
-checks="installed units-verify grub-seed setup-mount setup-up l2-start removed guest-survives-remove purged kexec packaged-kernel"
+checks="installed units-verify grub-seed setup-mount setup-up metrics l2-start removed guest-survives-remove purged kexec packaged-kernel"
 if [ "${1:-}" = --list ]; then
 	for c in $checks; do echo "package.$c"; done
 	exit 0
@@ -102,6 +103,21 @@ case $stage in
 	rc=$?
 	st="$(nodepool_state 0) $(nodepool_state 1)"
 	check setup-up "'$cmd': rc $rc, '$out'; pools: $st" eval '[ "$rc" = 0 ] && [ "$st" = "running/yes running/yes" ]'
+
+	# the metrics timer's service, as systemd runs it: its Environment=,
+	# then its ExecStart= line through the shell, with node_exporter's
+	# textfile directory present
+	tdir=/var/lib/prometheus/node-exporter
+	mkdir -p "$tdir"
+	env=$(sed -n 's/^Environment=//p' /lib/systemd/system/dmemfs-host-metrics.service)
+	cmd=$(unit_cmd dmemfs-host-metrics ExecStart)
+	out=$(env "$env" bash -c "$cmd" 2>&1)
+	rc=$?
+	free=$(grep -c '^dmem_pool_free_bytes{node="[01]"} [0-9]' "$tdir/dmem.prom" 2> /dev/null)
+	mode=$(stat -c %a "$tdir/dmem.prom" 2> /dev/null)
+	check metrics "'$env' '$cmd': rc $rc, '$out'; $tdir/dmem.prom mode ${mode:-none}, $free free-bytes series for 2 nodes, $(ls "$tdir" | tr '\n' ' ')" \
+		eval '[ "$rc" = 0 ] && [ "$free" = 2 ] && [ "$mode" = 644 ] && [ ! -e "$tdir/dmem.prom.tmp" ]'
+	rm -rf /var/lib/prometheus
 
 	# a dmem guest through the packaged hook and wrapper
 	name=pkg-l2
