@@ -6,15 +6,14 @@
 #                      raw KVM API, a one-dpage memslot on a dmemfs file; guest
 #                      reads, huge NPT mapping in KVM's binary stats, punch hole
 #                      and truncate through the mmu notifier, pool freed
-#   kvm.l2-pages-mixed an L2 on dmem through libvirt (hook + wrapper, 2 NUMA
-#                      cells) with a page size per backend: cell 0 on the
+#   kvm.l2-pages-2m    an L2 on dmem through libvirt (hook + wrapper, 2 NUMA
+#   kvm.l2-pages-1g    cells, l2.hold=1): L1's KVM debugfs for that VM shows
+#                      pages_2m > 0 (2M) / pages_1g > 0 (1G)
+#   kvm.l2-pages-mixed an L2 with a page size per backend: cell 0 on the
 #                      domain's 2M, cell 1 on <hugepages> 1G, a DIMM with
 #                      <source><pagesize> 1G: each file in the dmemfs mount of
 #                      its size, the pool charged exactly, the agent's memory
-#                      test passes on the DIMM too, and L1's KVM debugfs for
-#                      that VM shows pages_2m > 0 and pages_1g > 0 (huge NPT
-#                      leaves on 2M and 1G dpages; a domain all on 2M or all
-#                      on 1G boots in the acceptance and the live update)
+#                      test passes on the DIMM too, pages_1g and pages_2m > 0
 #   kvm.l2-steal       an L2 whose vCPU is pinned to CPU 0 spins l2.steal=8
 #   kvm.l2-kvmclock    seconds while a hog runs on CPU 0: steal ticks grow, and
 #                      the agent's kvmclock checks pass
@@ -44,7 +43,7 @@ export TOP=${TOP:-$(cd "$here/../../.." && pwd)}
 GUESTBIN=$BUILD/guest
 result_area kvm
 # "ok N kvm_dmem.2M.stats" -> kvm.stats-2m
-L2_CHECKS=(l2-pages-mixed l2-steal l2-kvmclock)
+L2_CHECKS=(l2-pages-2m l2-pages-1g l2-pages-mixed l2-steal l2-kvmclock)
 if [ "${1:-}" = --list ]; then
 	[ -x "$GUESTBIN/kvm_dmem_test" ] && "$GUESTBIN/kvm_dmem_test" --list | sed 's/^/kvm./'
 	for c in dmem_test-complete nested-vmcb-2m nested-vmcb-1g nested-vmcb-punch-hold \
@@ -207,12 +206,45 @@ kvm_stat() {
 	echo -1
 }
 
-# ---- 2. L2 huge NPT mappings seen by L1's KVM, a page size per backend:
-# cell 0 on the domain's 2M, cell 1 on <hugepages> 1G, a 1G DIMM with
-# <source><pagesize> 1G on node 0.  The DIMM sits at 4G and up, 1G-aligned:
-# its dpage maps with 1G NPT entries once the agent (l2.watch=1: it tests
-# node 0's memory whenever its MemTotal settles, and stays up) has touched
-# it; the L2 onlines it at boot (memhp_default_state=online).
+# ---- 2. L2 huge NPT mappings seen by L1's KVM, 2M and 1G dpages
+# 1G: both cells 1 GiB, so cell 1 is a whole 1G-aligned GiB at GPA 1G-2G
+# (cell 0 shares its GiB with the legacy holes below 1 MiB).
+for spec in 2M:64:128:pages_2m 1G:1024:1024:pages_1g; do
+	IFS=: read -r ps c0 c1 stat <<< "$spec"
+	check=l2-pages-${ps,,}
+	name=kvm-${ps,,}
+	t=$SECONDS
+	if ! start_l2 "$name" "$ps" "$c0" "$c1" "l2.hold=1"; then
+		fail "$check" "$WHY"
+		stop_l2 "$name"
+		continue
+	fi
+	if ! line=$(wait_serial "$(serial_of "$name")" '^L2-HOLD' 240); then
+		fail "$check" "no L2-HOLD from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name"))"
+		stop_l2 "$name"
+		continue
+	fi
+	# the guest is up: its memory has been touched and mapped by now
+	p4k=$(kvm_stat "$PID" pages_4k) p2m=$(kvm_stat "$PID" pages_2m) p1g=$(kvm_stat "$PID" pages_1g)
+	nums="L2 ${c0}+${c1} MiB on $ps dpages up in $((SECONDS - t)) s; /sys/kernel/debug/kvm/$PID-*: pages_4k=$p4k pages_2m=$p2m pages_1g=$p1g"
+	v=$(kvm_stat "$PID" "$stat")
+	if [ "$v" -gt 0 ]; then pass "$check" "$nums"; else fail "$check" "$stat is $v; $nums"; fi
+	stop_l2 "$name"
+done
+[ "$(pool_free_all)" = "$BASE" ] || log "pool after the L2 pages checks: $(pool_free_all), base $BASE"
+
+# Known weakness (stop 38): this guest needs a whole free GiB on node 0 after
+# its 256 MiB of 2M dpages.  Run first on a fresh pool (no L2 above), the
+# DIMM's fallocate failed with ENOSPC at 1.75 GiB free; the likely cause is
+# the allocator's next-fit placement, which can spread 2M dpages over both
+# GiBs of node 0.  That is kernel work; until then this check runs where it
+# always ran.
+# ---- 2b. a page size per backend: cell 0 on the domain's 2M, cell 1 on
+# <hugepages> 1G, a 1G DIMM with <source><pagesize> 1G on node 0.  The DIMM
+# sits at 4G and up, 1G-aligned: its dpage maps with 1G NPT entries once
+# the agent (l2.watch=1: it tests node 0's memory whenever its MemTotal
+# settles, and stays up) has touched it; the L2 onlines it at boot
+# (memhp_default_state=online).
 name=kvm-mixed
 t=$SECONDS
 u0=$(pool_bytes 0 used) u1=$(pool_bytes 1 used)
