@@ -24,7 +24,7 @@
 # protocol is in nested-test/README.md.
 #
 # Settings (environment): KERNEL INITRD DMEM L1_APPEND L1_DISK L1_NODE_MEM L1_SMP
-# ACCEL (auto|kvm|tcg) L1_CPU KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_TIMEOUT
+# ACCEL (auto|kvm|tcg) L1_CPU KVM_PROBE_TIMEOUT L1_BASE_TIMEOUT L1_BASE L1_TIMEOUT
 # L1_POWEROFF_GRACE RESULTS L1_LOCK.  Exits 0 once results are written
 # (hangs end in FAIL lines); the results say whether anything failed.
 set -uo pipefail
@@ -284,6 +284,13 @@ l1_accel() {
 # l1_baseline: boot 1 of a run, without dmem=: l1-trunk.sh reports the
 # memory accounting; sets base (MEMINFO's numbers) or fails everything
 l1_baseline() {
+	# L1_BASE: the MEMINFO of an earlier baseline boot of this kernel and
+	# memory layout (boot-matrix.sh boots it once for all its forms)
+	if [ -n "${L1_BASE:-}" ]; then
+		base=$L1_BASE
+		add "# baseline boot (no dmem=): reused, MEMINFO $base"
+		return
+	fi
 	boot_l1 base "$L1_BASE_TIMEOUT" "$(l1_append "$TOP/nested-test/l1/l1-trunk.sh" "" --meminfo-only)"
 	base=$(results_of base | sed -n 's/^MEMINFO: //p' | tail -1)
 	add "# baseline boot (no dmem=): $(results_of base | sed -n 's/^# boot: //p' | head -1)"

@@ -26,6 +26,7 @@ forms=(
 	"several|512M@1G dmem=2G@10G:1G dmem=1G:1G|0:$((512 * M + G)),1:$((3 * G))"
 )
 out=$RESULTS/boot.results
+base=
 work=$BUILD/boot-matrix
 mkdir -p "$RESULTS"
 rm -rf "$work"
@@ -36,7 +37,10 @@ for f in "${forms[@]}"; do
 	for b in $(seq 1 "$boots"); do
 		r=$work/$name-$b
 		RESULTS=$r DMEM="$dmem" L1_APPEND="l1.want=$want" L1_MODE=--boot-check VFIO_L2_SCRIPT= \
-			"$TOP/nested-test/host/run-l1.sh" > "$r.log" 2>&1
+			L1_BASE="$base" "$TOP/nested-test/host/run-l1.sh" > "$r.log" 2>&1
+		# the first run's baseline boot (no dmem=) serves every later one:
+		# same kernel, same L1 memory layout
+		[ -n "$base" ] || base=$(tr -d '\r' < "$r/l1/base-results.log" 2> /dev/null | sed -n 's/^MEMINFO: //p' | tail -1)
 		sed -n -E "s/^(PASS|FAIL|SKIP): /\\1: boot.$name.$b: /p" "$r/nested.results" >> "$out"
 		echo "[boot-matrix] dmem=$dmem boot $b: $(grep -c '^PASS' "$r/nested.results" 2> /dev/null) passed," \
 			"$(grep -c '^FAIL' "$r/nested.results" 2> /dev/null) failed; kernel image at $(grep -o '[0-9a-f]*-[0-9a-f]* : Kernel code' "$r/nested.results" | head -1 | cut -d' ' -f1)" >&2
