@@ -50,6 +50,14 @@ check() { # check CHECK REASON-IF-FAILED CONDITION...
 	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
 }
 results_exit() { exit "$L1_FAILED"; }
+# stop_pid PID: SIGTERM, up to 30 s to go, then SIGKILL and up to 10 s more,
+# so that a daemon's pidfile is free when this returns
+stop_pid() {
+	kill "$1" 2> /dev/null
+	for _ in $(seq 1 60); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.5; done
+	kill -9 "$1" 2> /dev/null
+	for _ in $(seq 1 50); do kill -0 "$1" 2> /dev/null || return 0; sleep 0.2; done
+}
 # fail_from FIRST WHY CHECK...: every CHECK from FIRST on fails, "not run:
 # WHY" (a script that cannot go on still reports each of its checks)
 fail_from() {

@@ -271,10 +271,7 @@ script_leftovers() {
 		for _ in $(seq 1 25); do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
 		kill -0 "$p" 2> /dev/null || continue
 		left+="$d, "
-		kill "$p"
-		for _ in $(seq 1 60); do kill -0 "$p" 2> /dev/null || break; sleep 0.5; done
-		kill -9 "$p" 2> /dev/null
-		for _ in $(seq 1 50); do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
+		stop_pid "$p"
 	done
 	p=$(pgrep -x qemu-system-x86 | tr '\n' ' ')
 	[ -z "$p" ] || { left+="QEMU $p, "; pkill -9 -x qemu-system-x86; }

@@ -128,14 +128,7 @@ acc_libvirtd_start() {
 acc_libvirtd_stop() {
 	local p
 	p=$(libvirtd_pid) || return 0
-	kill "$p"
-	for _ in $(seq 1 60); do
-		kill -0 "$p" 2> /dev/null || return 0
-		sleep 0.5
-	done
-	# gone for good before the next libvirtd -d takes its pidfile
-	kill -9 "$p" 2> /dev/null
-	for _ in $(seq 1 50); do kill -0 "$p" 2> /dev/null || break; sleep 0.2; done
+	stop_pid "$p"
 }
 
 # acc_setup: the L2 images, dmemfs, hook and wrapper, libvirtd.  On failure

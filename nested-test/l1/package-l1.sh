@@ -35,8 +35,8 @@ stage=1
 for a in "$@"; do case $a in stage=*) stage=${a#*=} ;; esac; done
 why=
 not_run() { fail_from "$1" "$why" $checks; res "L1-DONE"; exit 0; }
-# the command a unit runs: its ExecStart (or ExecStop) line
-unit_cmd() { sed -n "s/^$2=//p" "/lib/systemd/system/$1.service"; }
+# unit_value UNIT KEY: the value of a .service key (ExecStart=, Environment=)
+unit_value() { sed -n "s/^$2=//p" "/lib/systemd/system/$1.service"; }
 # what the package owns outside /usr/share/doc, and where units and links go;
 # not libvirt's own files: the domain and pool XML, and the AppArmor profile
 # libvirt-<uuid> virt-aa-helper writes for each domain and keeps after it
@@ -87,7 +87,7 @@ case $stage in
 		eval '[ "$rc" = 0 ] && [[ "$line" =~ ^DMEM=\"!?[0-9]+[KMG]?(:[0-9]+[KMG]?)?\"$ ]] && [ "$line" != "DMEM=\"\"" ]'
 
 	# the mount unit: before libvirtd
-	cmd=$(unit_cmd dmemfs-host-mount ExecStart)
+	cmd=$(unit_value dmemfs-host-mount ExecStart)
 	out=$($cmd 2>&1)
 	rc=$?
 	bad=
@@ -98,7 +98,7 @@ case $stage in
 
 	acc_libvirt_config && acc_libvirtd_start || { why="libvirtd did not start"; not_run setup-up; }
 	# the pools unit: after libvirtd
-	cmd=$(unit_cmd dmemfs-host-pools ExecStart)
+	cmd=$(unit_value dmemfs-host-pools ExecStart)
 	out=$($cmd 2>&1)
 	rc=$?
 	st="$(nodepool_state 0) $(nodepool_state 1)"
@@ -109,8 +109,8 @@ case $stage in
 	# textfile directory present
 	tdir=/var/lib/prometheus/node-exporter
 	mkdir -p "$tdir"
-	env=$(sed -n 's/^Environment=//p' /lib/systemd/system/dmemfs-host-metrics.service)
-	cmd=$(unit_cmd dmemfs-host-metrics ExecStart)
+	env=$(unit_value dmemfs-host-metrics Environment)
+	cmd=$(unit_value dmemfs-host-metrics ExecStart)
 	out=$(env "$env" bash -c "$cmd" 2>&1)
 	rc=$?
 	free=$(grep -c '^dmem_pool_free_bytes{node="[01]"} [0-9]' "$tdir/dmem.prom" 2> /dev/null)
