@@ -229,6 +229,16 @@ qemu_diag() {
 	printf 'code at RIP: %s' "$(virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
 		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
 }
+# gone_diag NAME: why a domain that should run does not, on one line:
+# its serial's last lines, QEMU's SHUTDOWN events (l2_watch), QEMU's log
+# and what libvirtd logged of it
+gone_diag() {
+	printf '; serial: %s; QEMU events: %s; QEMU log: %s; libvirtd.log: %s' \
+		"$(tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -3 | tr -s '\n' '|' | cut -c1-400)" \
+		"$(tr -s '\n' ' ' < "/tmp/$1.qemu-events" 2> /dev/null | cut -c1-300)" \
+		"$(tail -4 "/var/log/libvirt/qemu/$1.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-500)" \
+		"$(grep -E "$1|error" /var/log/libvirt/libvirtd.log 2> /dev/null | tail -4 | tr -s '\n' ' ' | cut -c1-600)"
+}
 # l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
 # guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for
 # qemu_diag; call right after virsh start, ends by itself after 15 minutes

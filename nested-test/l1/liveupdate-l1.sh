@@ -131,7 +131,9 @@ case $stage in
 	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
 		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]
 	r=$?
-	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states" $r
+	gone=
+	for n in lu-2m lu-1g; do [ "$(domstate $n)" = running ] || gone+=" $n$(gone_diag $n)"; done
+	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states$gone" $r
 	virsh destroy lu-plain > /dev/null 2>&1
 	virsh undefine lu-plain > /dev/null 2>&1
 	# the last word of each guest before it stops
@@ -165,7 +167,9 @@ case $stage in
 	out=$("$LU" --restore 2>&1)
 	rc=$?
 	done_ms=$(date +%s%3N)
-	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" [ "$rc" = 0 ]
+	# both guests were carried: each has its "restored in" line
+	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" \
+		eval '[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE "^domain lu-(2m|1g): restored in ")" = 2 ]'
 	# every guest left the state as it came back: a rerun has nothing to do
 	out2=$("$LU" --restore 2>&1)
 	rc2=$?
@@ -175,7 +179,9 @@ case $stage in
 	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms))) stall_s=$(percpu_stall)"
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
-		check "restored-$ps" "domain '$(domstate "$name")'" [ "$(domstate "$name")" = running ]
+		st=$(domstate "$name") gone=
+		[ "$st" = running ] || gone=$(gone_diag "$name")
+		check "restored-$ps" "domain '$st'$gone" [ "$st" = running ]
 		l2_watch "$name"
 		l=$(wait_pass "$name" "${last[pass$k]:-0}" 300)
 		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
