@@ -72,6 +72,26 @@ for c in "quoted 0" "spent 1"; do
 		out PASS "no-retry-$f"
 	fi
 done
+# an L2 that reset itself without a word: only under TCG, only with the
+# event, never after a panic or an agent that saw bad memory
+printf '2026-12-06 15:05:29.259+0000: event SHUTDOWN for domain '"'"'a'"'"': {"guest":true,"reason":"guest-reset"}\n' > "$fake/reset.ev"
+printf '2026-12-06 15:05:29.259+0000: event SHUTDOWN for domain '"'"'a'"'"': {"guest":false,"reason":"host-signal"}\n' > "$fake/kill.ev"
+printf '[    0.000000] BIOS-e820: ok\r\nL2-CARRY-CHECK uptime_s=53.3 kib=395730 errors=0 pass=14\r\n' > "$fake/quiet.serial"
+printf 'L2-CARRY-CHECK uptime_s=9 kib=1 errors=3 pass=2\n' > "$fake/bad.serial"
+printf '[    9.1] Kernel panic - not syncing: Attempted to kill init!\n' > "$fake/panic.serial"
+ev=$(l2_reset_evidence tcg "$fake/reset.ev" "$fake/quiet.serial")
+case "$?:$ev" in
+0:*'"reason":"guest-reset"'*'errors=0 pass=14') out PASS l2-reset-under-tcg ;;
+*) out FAIL l2-reset-under-tcg "got '$ev'" ;;
+esac
+for c in "kvm reset quiet" "tcg kill quiet" "tcg reset bad" "tcg reset panic" "tcg none quiet"; do
+	read -r acc e f <<< "$c"
+	if ev=$(l2_reset_evidence "$acc" "$fake/$e.ev" "$fake/$f.serial"); then
+		out FAIL "no-l2-reset-$acc-$e-$f" "retried on '$ev'"
+	else
+		out PASS "no-l2-reset-$acc-$e-$f"
+	fi
+done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
 # the one TAP converter (scripts/tap-results.awk, through tap_results):

@@ -122,6 +122,29 @@ retry_evidence() {
 	done
 	return 1
 }
+# The second named signature, for an L2 that L1 expects to run:
+#   an L2 reset that its guest asked for with nothing said: QEMU's SHUTDOWN
+#   event '"guest":true,"reason":"guest-reset"' for an L2 that boots with
+#   panic=-1 (a panic of its kernel prints "Kernel panic" first) and whose
+#   agent never reboots: a triple fault.  Under TCG's emulated SVM an L2 of
+#   a running L1 stops so with anonymous memory too (stop 21's start/stop
+#   loop: 4 in 27 on dmem, 1 in 12 on anonymous memory; stop 39: both L2s
+#   of one live update run, 2M and 1G, in their first 100 s).  A memory
+#   error of ours would show first in the agent's pattern check: a last
+#   agent line with errors other than 0 is no such reset.
+# l2_reset_evidence ACCEL EVENTS SERIAL: succeeds, printing the event and
+# what the serial says, only when ACCEL is tcg, EVENTS (virsh
+# qemu-monitor-event's output) has that reset and SERIAL has neither a
+# crash of the guest's kernel nor an agent that saw bad memory.
+l2_reset_evidence() {
+	local ev last
+	[ "$1" = tcg ] && [ -r "$2" ] || return 1
+	ev=$(grep -F '"guest":true,"reason":"guest-reset"' "$2" | head -1) && [ -n "$ev" ] || return 1
+	tr -d '\r' < "$3" 2> /dev/null | grep -qE "$L1_SPLAT_RE|status=FAIL" && return 1
+	last=$(tr -d '\r' < "$3" 2> /dev/null | grep '^L2-CARRY-CHECK ' | tail -1)
+	[ -z "$last" ] || [[ " $last " == *" errors=0 "* ]] || return 1
+	printf '%s; serial: no panic, last agent line: %s\n' "$(echo "$ev" | cut -c1-160)" "${last:-none}"
+}
 # l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
 l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }
 

@@ -84,6 +84,42 @@ setup_no_mount() {
 	acc_install && acc_libvirt_config && acc_libvirtd_start
 }
 
+# retry_l2 NAME PS: a fresh L2 NAME in place of one that stopped or went
+# silent, only under the one retry rule (l1-common.sh): a crash of L1's
+# vCPU thread in the kernel log since $dmark, or a reset the L2 asked for
+# with nothing said; a SKIP line with the evidence, at most two a guest.
+# The fresh guest's first agent line goes into $l2_line (no subshell: the
+# counts and the kernel log mark must stay).
+declare -A retries=()
+retry_l2() {
+	local name=$1 ps=$2 evidence accel n
+	l2_line=
+	accel=$(l1_outer_accel)
+	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
+	dmark=$(dmesg_mark)
+	n=$((${retries[$name]:-0} + 1))
+	[ "$n" -le 2 ] || return 1
+	evidence=$(retry_evidence "$accel" /tmp/dmesg.txt) ||
+		evidence=$(l2_reset_evidence "$accel" "/tmp/$name.qemu-events" "$(serial_of "$name")") || return 1
+	retries[$name]=$n
+	skip "l2-$ps-attempt$n" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
+	virsh destroy "$name" > /dev/null 2>&1
+	# the old guest's agent lines must not pass for the new one's
+	mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$n" 2> /dev/null
+	virsh start "$name" > "/tmp/$name.err" 2>&1
+	l2_watch "$name"
+	l2_line=$(wait_pass "$name" 0 300)
+}
+# keep_running: both guests still run before the next step, or each one
+# that stopped is started afresh under retry_l2's rule
+keep_running() {
+	local d name ps
+	for d in "lu-2m 2M" "lu-1g 1G"; do
+		read -r name ps <<< "$d"
+		[ "$(domstate "$name")" = running ] || retry_l2 "$name" "$ps"
+	done
+}
+
 case $stage in
 1)
 	acc_setup
@@ -94,6 +130,11 @@ case $stage in
 	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
 		{ why="no disk"; not_run l2-2M-ready; }
 	dmark=$(dmesg_mark)
+	# a running domain that has no dmem, for refuses-non-dmem below
+	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
+		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
+			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
+	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
 	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
 		read -r name uuid mib ps <<< "$d"
 		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
@@ -104,26 +145,14 @@ case $stage in
 	for d in "lu-2m 2M" "lu-1g 1G"; do
 		read -r name ps <<< "$d"
 		l=$(wait_pass "$name" 0 300)
-		# the kernel log since this guest's wait began: a crash of its own
-		dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
-		dmark=$(dmesg_mark)
-		# a fresh L2 only under the one retry rule (l1-common.sh)
-		if [ -z "$l" ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
-			skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
-			virsh destroy "$name" > /dev/null 2>&1
-			virsh start "$name" > "/tmp/$name.err" 2>&1
-			l2_watch "$name"
-			l=$(wait_pass "$name" 0 300)
-		fi
+		[ -n "$l" ] || { retry_l2 "$name" "$ps"; l=$l2_line; }
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ]
 		r=$?
 		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"); $(qemu_diag "$name"); QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400))" $r
 	done
-	# a running domain that has no dmem: refused, nothing touched
-	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
-		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
-			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
-	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
+	# (lu-plain started with them, not now: in stop 39's run, lu-2m reset
+	# itself while lu-plain started, see l2_reset_evidence)
+	keep_running
 	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
 	rc=$?
 	marks=$(ls "$(domdir "$M2" "$U2")/.carried" "$(domdir "$M1G" "$U1G")/.carried" 2> /dev/null)
@@ -136,6 +165,7 @@ case $stage in
 	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states$gone" $r
 	virsh destroy lu-plain > /dev/null 2>&1
 	virsh undefine lu-plain > /dev/null 2>&1
+	keep_running
 	# the last word of each guest before it stops
 	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
 	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
