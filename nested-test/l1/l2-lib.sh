@@ -268,9 +268,10 @@ wait_pass() {
 	while [ $SECONDS -lt $end ]; do
 		l=$(carry_line "$1")
 		[ -n "$l" ] && [ "$(agent_field "$l" pass)" -gt "$2" ] && { echo "$l"; return 0; }
-		# a guest that stopped will not write it: no waiting out the timeout
+		# a guest that stopped, or that is gone (a transient one), will
+		# not write it: no waiting out the timeout
 		i=$((i + 1))
-		[ $((i % 10)) = 0 ] && [ "$(domstate "$1")" = "shut off" ] && return 1
+		[ $((i % 10)) = 0 ] && case $(domstate "$1") in "shut off" | "") true ;; *) false ;; esac && return 1
 		sleep 1
 	done
 	return 1
