@@ -23,7 +23,7 @@ for attempt in 1 2 3; do
 	accel=$(sed -n 's/^# accelerator: -accel \([a-z]*\).*/\1/p' "$RESULTS/liveupdate/liveupdate.results" 2> /dev/null | head -1)
 	if grep -qs '^FAIL' "$RESULTS/liveupdate/liveupdate.results" && [ "$attempt" -lt 3 ] &&
 		evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/liveupdate-l1/test-console.log" \
-			"$(grep -c '^SKIP: .*retried: ' "$RESULTS/liveupdate/liveupdate.results")"); then
+			"$(grep -c '^SKIP: .*retried: .*stack guard page was hit' "$RESULTS/liveupdate/liveupdate.results")"); then
 		cp "$RESULTS/liveupdate/liveupdate-l1/test-console.log" "$RESULTS/l1-liveupdate-attempt$attempt-console.log"
 		skips+=("SKIP: liveupdate.attempt$attempt: retried in a fresh L1: $evidence (console: l1-liveupdate-attempt$attempt-console.log)")
 		continue

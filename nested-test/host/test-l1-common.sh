@@ -73,23 +73,36 @@ for c in "quoted 0" "spent 1"; do
 	fi
 done
 # an L2 that reset itself without a word: only under TCG, only with the
-# event, never after a panic or an agent that saw bad memory
+# event, never after a panic, an agent that saw bad memory (at any pass) or
+# checked nothing, a guest that left no serial, or a splat in L1's log
 printf '2026-12-06 15:05:29.259+0000: event SHUTDOWN for domain '"'"'a'"'"': {"guest":true,"reason":"guest-reset"}\n' > "$fake/reset.ev"
 printf '2026-12-06 15:05:29.259+0000: event SHUTDOWN for domain '"'"'a'"'"': {"guest":false,"reason":"host-signal"}\n' > "$fake/kill.ev"
-printf '[    0.000000] BIOS-e820: ok\r\nL2-CARRY-CHECK uptime_s=53.3 kib=395730 errors=0 pass=14\r\n' > "$fake/quiet.serial"
+printf '[    0.000000] BIOS-e820: ok\r\nL2-CARRY-CHECK uptime_s=4 kib=395730 errors=0 pass=1\r\nL2-CARRY-CHECK uptime_s=53.3 kib=395730 errors=0 pass=14\r\n' > "$fake/quiet.serial"
+printf '[    0.000000] BIOS-e820: ok\n' > "$fake/boot.serial"
+printf 'L2-CARRY-CHECK uptime_s=9 kib=1 errors=0 pass=2\n' > "$fake/one.serial"
 printf 'L2-CARRY-CHECK uptime_s=9 kib=1 errors=3 pass=2\n' > "$fake/bad.serial"
+printf 'L2-CARRY-CHECK uptime_s=9 kib=1 errors=3 pass=2\nL2-CARRY-CHECK uptime_s=11 kib=1 errors=0 pass=3\n' > "$fake/healed.serial"
+printf 'L2-CARRY-CHECK uptime_s=9 kib=0 errors=0 pass=2\n' > "$fake/nothing.serial"
 printf '[    9.1] Kernel panic - not syncing: Attempted to kill init!\n' > "$fake/panic.serial"
-ev=$(l2_reset_evidence tcg "$fake/reset.ev" "$fake/quiet.serial")
-case "$?:$ev" in
-0:*'"reason":"guest-reset"'*'errors=0 pass=14') out PASS l2-reset-under-tcg ;;
-*) out FAIL l2-reset-under-tcg "got '$ev'" ;;
-esac
-for c in "kvm reset quiet" "tcg kill quiet" "tcg reset bad" "tcg reset panic" "tcg none quiet"; do
-	read -r acc e f <<< "$c"
-	if ev=$(l2_reset_evidence "$acc" "$fake/$e.ev" "$fake/$f.serial"); then
-		out FAIL "no-l2-reset-$acc-$e-$f" "retried on '$ev'"
+: > "$fake/empty.serial"
+printf '[  50.0] kvm [344]: vcpu0, guest rIP: 0xffffffff9e206d71 Unhandled WRMSR(0xc0010007) = 0xffff\n' > "$fake/clean.l1"
+printf '[  60.0] WARNING: CPU: 1 PID: 9 at mm/dmem.c:100 dmem_region_free+0x1\n' > "$fake/splat.l1"
+for c in "quiet 2 errors=0 pass=14" "boot 0 " "one 1 errors=0 pass=2"; do
+	read -r f n want <<< "$c"
+	ev=$(l2_reset_evidence tcg "$fake/reset.ev" "$fake/$f.serial" "$fake/clean.l1")
+	case "$?:$ev" in
+	0:*'"reason":"guest-reset"'*"no panic, $n agent lines"*"$want") out PASS "l2-reset-under-tcg-$f" ;;
+	*) out FAIL "l2-reset-under-tcg-$f" "got '$ev'" ;;
+	esac
+done
+for c in "kvm reset quiet clean" "tcg kill quiet clean" "tcg reset bad clean" "tcg reset healed clean" \
+	"tcg reset nothing clean" "tcg reset panic clean" "tcg none quiet clean" "tcg reset empty clean" \
+	"tcg reset missing clean" "tcg reset quiet splat" "tcg reset quiet missing"; do
+	read -r acc e f l <<< "$c"
+	if ev=$(l2_reset_evidence "$acc" "$fake/$e.ev" "$fake/$f.serial" "$fake/$l.l1" 2> /dev/null); then
+		out FAIL "no-l2-reset-$acc-$e-$f-$l" "retried on '$ev'"
 	else
-		out PASS "no-l2-reset-$acc-$e-$f"
+		out PASS "no-l2-reset-$acc-$e-$f-$l"
 	fi
 done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"

@@ -129,21 +129,27 @@ retry_evidence() {
 #   agent never reboots: a triple fault.  Under TCG's emulated SVM an L2 of
 #   a running L1 stops so with anonymous memory too (stop 21's start/stop
 #   loop: 4 in 27 on dmem, 1 in 12 on anonymous memory; stop 39: both L2s
-#   of one live update run, 2M and 1G, in their first 100 s).  A memory
-#   error of ours would show first in the agent's pattern check: a last
-#   agent line with errors other than 0 is no such reset.
-# l2_reset_evidence ACCEL EVENTS SERIAL: succeeds, printing the event and
-# what the serial says, only when ACCEL is tcg, EVENTS (virsh
-# qemu-monitor-event's output) has that reset and SERIAL has neither a
-# crash of the guest's kernel nor an agent that saw bad memory.
+#   of one live update run, 2M and 1G, and lu-2m again in the next).  A
+#   memory error of ours would show first in the agent's pattern check, or
+#   in L1's kernel log: a serial that is missing or empty (no sign the
+#   guest ran), any agent line with errors other than 0 or nothing checked
+#   (kib=0), or a splat in L1's log is no such reset.
+# l2_reset_evidence ACCEL EVENTS SERIAL L1LOG: succeeds, printing the event
+# and what the serial says, only when ACCEL is tcg, EVENTS (virsh
+# qemu-monitor-event's output) has that reset, SERIAL shows a guest that
+# ran without a crash of its kernel or an agent that saw bad memory, and
+# L1LOG (L1's kernel log over the guest's life) has no splat.
 l2_reset_evidence() {
-	local ev last
-	[ "$1" = tcg ] && [ -r "$2" ] || return 1
-	ev=$(grep -F '"guest":true,"reason":"guest-reset"' "$2" | head -1) && [ -n "$ev" ] || return 1
-	tr -d '\r' < "$3" 2> /dev/null | grep -qE "$L1_SPLAT_RE|status=FAIL" && return 1
-	last=$(tr -d '\r' < "$3" 2> /dev/null | grep '^L2-CARRY-CHECK ' | tail -1)
-	[ -z "$last" ] || [[ " $last " == *" errors=0 "* ]] || return 1
-	printf '%s; serial: no panic, last agent line: %s\n' "$(echo "$ev" | cut -c1-160)" "${last:-none}"
+	local ev lines
+	[ "$1" = tcg ] && [ -r "$2" ] && [ -s "$3" ] && [ -r "$4" ] || return 1
+	ev=$(grep -aF '"guest":true,"reason":"guest-reset"' "$2" | head -1) && [ -n "$ev" ] || return 1
+	grep -aqE "$L1_SPLAT_RE" "$4" && return 1
+	tr -d '\r' < "$3" | grep -aqE "$L1_SPLAT_RE|status=FAIL" && return 1
+	lines=$(tr -d '\r' < "$3" | grep -a '^L2-CARRY-CHECK ')
+	# every pass of the agent: errors=0 over a checked pattern
+	printf '%s\n' "$lines" | grep -a . | grep -avqE ' kib=[1-9][0-9]* errors=0( |$)' && return 1
+	printf '%s; serial: no panic, %s agent lines, the last: %s\n' "$(echo "$ev" | cut -c1-160)" \
+		"$(printf '%s\n' "$lines" | grep -ac .)" "$(printf '%s\n' "$lines" | tail -1 | cut -c1-100)"
 }
 # l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
 l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }

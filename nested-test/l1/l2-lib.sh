@@ -177,6 +177,9 @@ mkdomain() {
 }
 
 domstate() { virsh domstate "$1" 2> /dev/null | head -1; }
+# dom_gone NAME: libvirt answers that it has no such domain (a transient
+# one that stopped), not merely no answer
+dom_gone() { virsh domstate "$1" 2>&1 | grep -q 'failed to get domain'; }
 wait_state() { # wait_state NAME STATE TIMEOUT_S
 	local end=$((SECONDS + $3))
 	while [ $SECONDS -lt $end ]; do
@@ -242,9 +245,14 @@ gone_diag() {
 # l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
 # guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for
 # qemu_diag; call right after virsh start, ends by itself after 15 minutes
+# (a second l2_watch of NAME ends the first one's listener, which would
+# write on at its old offset into the new file)
+declare -gA L2_WATCH=()
 l2_watch() {
+	[ -n "${L2_WATCH[$1]:-}" ] && kill "${L2_WATCH[$1]}" 2> /dev/null
 	virsh qemu-monitor-event "$1" --event SHUTDOWN --loop --timestamp --timeout 900 \
 		> "/tmp/$1.qemu-events" 2>&1 < /dev/null &
+	L2_WATCH[$1]=$!
 }
 # dmemfs files of a domain (by UUID) under every mount, one per line
 # domdir MOUNT UUID: the domain's directory, named after its AppArmor profile
@@ -271,7 +279,7 @@ wait_pass() {
 		# a guest that stopped, or that is gone (a transient one), will
 		# not write it: no waiting out the timeout
 		i=$((i + 1))
-		[ $((i % 10)) = 0 ] && case $(domstate "$1") in "shut off" | "") true ;; *) false ;; esac && return 1
+		[ $((i % 10)) = 0 ] && { [ "$(domstate "$1")" = "shut off" ] || dom_gone "$1"; } && return 1
 		sleep 1
 	done
 	return 1

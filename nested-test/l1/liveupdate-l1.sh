@@ -46,7 +46,7 @@ percpu_stall() {
 	dmesg | awk -F'[][]' '/setup_percpu:/ { a = $2 } /percpu: Embedded/ { b = $2 }
 		END { printf "%.1f", (a != "" && b != "") ? b - a : 0 }'
 }
-checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kexec save-without-ram
+checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kernel-log-1 kexec save-without-ram
 	setup-2 restore restore-rerun restored-2M restored-1G continuous-2M continuous-1G
 	kernel-log plain-save plain-kexec setup-3 plain-restored-2M plain-restored-1G
 	released no-leak kernel-log-3"
@@ -84,39 +84,41 @@ setup_no_mount() {
 	acc_install && acc_libvirt_config && acc_libvirtd_start
 }
 
-# retry_l2 NAME PS: a fresh L2 NAME in place of one that stopped or went
-# silent, only under the one retry rule (l1-common.sh): a crash of L1's
-# vCPU thread in the kernel log since $dmark, or a reset the L2 asked for
-# with nothing said; a SKIP line with the evidence, at most two a guest.
-# The fresh guest's first agent line goes into $l2_line (no subshell: the
-# counts and the kernel log mark must stay).
+# retry_l2 NAME PS: a fresh L2 NAME in place of one that stopped, only
+# under the one retry rule (l1-common.sh) and only for an L2 reset with
+# nothing said (l2_reset_evidence: L1's kernel log since $dmark clean too),
+# once a guest, as a SKIP line with the evidence.  (A crash of L1's vCPU
+# thread is no retry here: L1 oopsed, and run-liveupdate.sh boots a fresh
+# one.)  The fresh guest's first agent line goes into $l2_line, which must
+# have errors=0 (no subshell: the counts and the mark must stay).
 declare -A retries=()
 retry_l2() {
-	local name=$1 ps=$2 evidence accel n
+	local name=$1 ps=$2 evidence
 	l2_line=
-	accel=$(l1_outer_accel)
 	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
 	dmark=$(dmesg_mark)
-	n=$((${retries[$name]:-0} + 1))
-	[ "$n" -le 2 ] || return 1
-	evidence=$(retry_evidence "$accel" /tmp/dmesg.txt) ||
-		evidence=$(l2_reset_evidence "$accel" "/tmp/$name.qemu-events" "$(serial_of "$name")") || return 1
-	retries[$name]=$n
-	skip "l2-$ps-attempt$n" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
+	[ -z "${retries[$name]:-}" ] || return 1
+	evidence=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" \
+		/tmp/dmesg.txt) || return 1
+	retries[$name]=1
+	skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 	virsh destroy "$name" > /dev/null 2>&1
 	# the old guest's agent lines must not pass for the new one's
-	mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$n" 2> /dev/null
+	mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt1" 2> /dev/null
 	virsh start "$name" > "/tmp/$name.err" 2>&1
 	l2_watch "$name"
 	l2_line=$(wait_pass "$name" 0 300)
+	[ "$(agent_field "$l2_line" errors)" = 0 ]
 }
-# keep_running: both guests still run before the next step, or each one
-# that stopped is started afresh under retry_l2's rule
+# keep_running: both guests still run before the next step, each one that
+# stopped started afresh under retry_l2's rule; else 1, and $why says which
 keep_running() {
 	local d name ps
 	for d in "lu-2m 2M" "lu-1g 1G"; do
 		read -r name ps <<< "$d"
-		[ "$(domstate "$name")" = running ] || retry_l2 "$name" "$ps"
+		[ "$(domstate "$name")" = running ] && continue
+		why="$name stopped ('$(domstate "$name")')$(gone_diag "$name")"
+		retry_l2 "$name" "$ps" || return 1
 	done
 }
 
@@ -129,12 +131,7 @@ case $stage in
 	r=$?
 	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
 		{ why="no disk"; not_run l2-2M-ready; }
-	dmark=$(dmesg_mark)
-	# a running domain that has no dmem, for refuses-non-dmem below
-	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
-		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
-			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
-	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
+	dmark=$(dmesg_mark) mark1=$(dmesg_mark)
 	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
 		read -r name uuid mib ps <<< "$d"
 		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
@@ -150,8 +147,11 @@ case $stage in
 		r=$?
 		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"); $(qemu_diag "$name"); QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400))" $r
 	done
-	# (lu-plain started with them, not now: in stop 39's run, lu-2m reset
-	# itself while lu-plain started, see l2_reset_evidence)
+	# a running domain that has no dmem: refused, nothing touched
+	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
+		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
+			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
+	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
 	keep_running
 	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
 	rc=$?
@@ -165,7 +165,10 @@ case $stage in
 	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states$gone" $r
 	virsh destroy lu-plain > /dev/null 2>&1
 	virsh undefine lu-plain > /dev/null 2>&1
-	keep_running
+	keep_running || not_run kernel-log-1
+	# this kernel's log goes with the kexec: its splats are checked now
+	bad=$(kernel_splats "$mark1")
+	check kernel-log-1 "$bad" [ -z "$bad" ]
 	# the last word of each guest before it stops
 	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
 	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
