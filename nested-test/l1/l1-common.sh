@@ -140,12 +140,13 @@ retry_evidence() {
 # ran without a crash of its kernel or an agent that saw bad memory, and
 # L1LOG (L1's kernel log over the guest's life) has no splat.
 l2_reset_evidence() {
-	local ev lines
+	local ev serial lines
 	[ "$1" = tcg ] && [ -r "$2" ] && [ -s "$3" ] && [ -r "$4" ] || return 1
 	ev=$(grep -aF '"guest":true,"reason":"guest-reset"' "$2" | head -1) && [ -n "$ev" ] || return 1
 	grep -aqE "$L1_SPLAT_RE" "$4" && return 1
-	tr -d '\r' < "$3" | grep -aqE "$L1_SPLAT_RE|status=FAIL" && return 1
-	lines=$(tr -d '\r' < "$3" | grep -a '^L2-CARRY-CHECK ')
+	serial=$(tr -d '\r' < "$3")
+	printf '%s\n' "$serial" | grep -aqE "$L1_SPLAT_RE|status=FAIL" && return 1
+	lines=$(printf '%s\n' "$serial" | grep -a '^L2-CARRY-CHECK ')
 	# every pass of the agent: errors=0 over a checked pattern
 	printf '%s\n' "$lines" | grep -a . | grep -avqE ' kib=[1-9][0-9]* errors=0( |$)' && return 1
 	printf '%s; serial: no panic, %s agent lines, the last: %s\n' "$(echo "$ev" | cut -c1-160)" \

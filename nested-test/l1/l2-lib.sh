@@ -177,9 +177,9 @@ mkdomain() {
 }
 
 domstate() { virsh domstate "$1" 2> /dev/null | head -1; }
-# dom_gone NAME: libvirt answers that it has no such domain (a transient
-# one that stopped), not merely no answer
-dom_gone() { virsh domstate "$1" 2>&1 | grep -q 'failed to get domain'; }
+# dom_ended NAME: shut off, or libvirt answers that it has no such domain
+# (a transient one that stopped), not merely no answer; one virsh call
+dom_ended() { virsh domstate "$1" 2>&1 | grep -qE '^shut off$|failed to get domain'; }
 wait_state() { # wait_state NAME STATE TIMEOUT_S
 	local end=$((SECONDS + $3))
 	while [ $SECONDS -lt $end ]; do
@@ -279,7 +279,7 @@ wait_pass() {
 		# a guest that stopped, or that is gone (a transient one), will
 		# not write it: no waiting out the timeout
 		i=$((i + 1))
-		[ $((i % 10)) = 0 ] && { [ "$(domstate "$1")" = "shut off" ] || dom_gone "$1"; } && return 1
+		[ $((i % 10)) = 0 ] && dom_ended "$1" && return 1
 		sleep 1
 	done
 	return 1

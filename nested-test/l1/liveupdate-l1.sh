@@ -131,7 +131,8 @@ case $stage in
 	r=$?
 	ok disk "no disk for the guests' state: $(tail -1 /tmp/mkfs.log)" $r ||
 		{ why="no disk"; not_run l2-2M-ready; }
-	dmark=$(dmesg_mark) mark1=$(dmesg_mark)
+	dmark=$(dmesg_mark)
+	mark1=$dmark
 	for d in "lu-2m $U2 256 2M" "lu-1g $U1G 1024 1G"; do
 		read -r name uuid mib ps <<< "$d"
 		mkdomain "$name" "$uuid" "$mib" "$mib" "l2.carry=1" "" "$ps" > "/tmp/$name.xml"
