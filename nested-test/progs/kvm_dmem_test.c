@@ -97,6 +97,10 @@ FIXTURE(kvm_dmem) {
 	volatile uint32_t *data;	/* host view of the first word of the dpage */
 	size_t ps;
 	uint64_t gpa;
+	/* whole_view: a second file, its own memslot right after the first */
+	char path2[256];
+	int fd2;
+	uint32_t *data2;
 };
 
 FIXTURE_VARIANT(kvm_dmem) {
@@ -162,6 +166,15 @@ static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
 	if (self->path[0])
 		unlink(self->path);
 	self->path[0] = 0;
+	if (self->data2 && self->data2 != MAP_FAILED)
+		munmap(self->data2, self->ps);
+	self->data2 = NULL;
+	if (self->fd2 >= 0)
+		close(self->fd2);
+	self->fd2 = -1;
+	if (self->path2[0])
+		unlink(self->path2);
+	self->path2[0] = 0;
 }
 
 FIXTURE_SETUP(kvm_dmem)
@@ -181,7 +194,7 @@ FIXTURE_SETUP(kvm_dmem)
 	int ret;
 
 	memset(self, 0, sizeof(*self));
-	self->fd = self->kvm_fd = self->vm_fd = self->vcpu_fd = -1;
+	self->fd = self->fd2 = self->kvm_fd = self->vm_fd = self->vcpu_fd = -1;
 	self->ps = variant->ps;
 	self->gpa = variant->ps;	/* 2 MiB or 1 GiB: aligned to the dpage */
 	self->free0 = dmem_pool_sum("free");
@@ -430,6 +443,96 @@ TEST_F_TIMEOUT(kvm_dmem, punch_race, 300)
 	/* the VM still runs on the file's dpage */
 	self->data[0] = 0x5a5a0001;
 	GUEST_READS(0x5a5a0001);
+}
+
+/*
+ * (g) the guest's view of every 4 KiB page is the host's, both ways, over
+ * two dpages of two files in two memslots (as QEMU lays out two NUMA
+ * cells): the host tags each page with its GPA, the guest checks every
+ * tag and writes back its complement, the host checks every answer.  A
+ * huge leaf that maps the wrong pfn, or an offset lost inside a dpage,
+ * shows here as pages that differ, not as a guest that hangs later.
+ */
+TEST_F_TIMEOUT(kvm_dmem, whole_view, 600)
+{
+	static const uint8_t walk[] = {
+		0xbe, 0, 0, 0, 0,		/* mov esi, BASE (patched at 1) */
+		0x31, 0xdb,			/* xor ebx, ebx: pages that differ */
+		0xbf, 0xff, 0xff, 0xff, 0xff,	/* mov edi, -1: the first of them */
+		/* loop: */
+		0x8b, 0x06,			/* mov eax, [esi] */
+		0x39, 0xf0,			/* cmp eax, esi */
+		0x74, 0x08,			/* je ok */
+		0x43,				/* inc ebx */
+		0x83, 0xff, 0xff,		/* cmp edi, -1 */
+		0x75, 0x02,			/* jne ok */
+		0x89, 0xf7,			/* mov edi, esi */
+		/* ok: */
+		0x89, 0xf0,			/* mov eax, esi */
+		0xf7, 0xd0,			/* not eax */
+		0x89, 0x46, 0x04,		/* mov [esi + 4], eax */
+		0x81, 0xc6, 0x00, 0x10, 0, 0,	/* add esi, 4096 */
+		0x81, 0xfe, 0, 0, 0, 0,		/* cmp esi, END (patched at 41) */
+		0x72, 0xdd,			/* jb loop */
+		0x89, 0xd8,			/* mov eax, ebx */
+		0xba, IO_PORT, 0, 0, 0,		/* mov edx, IO_PORT */
+		0xef,				/* out dx, eax */
+		0x89, 0xf8,			/* mov eax, edi */
+		0xef,				/* out dx, eax */
+		0xf4,				/* hlt */
+	};
+	const char *mnt = getenv(variant->env);
+	struct kvm_userspace_memory_region r;
+	uint32_t base = (uint32_t)self->gpa, end = (uint32_t)(self->gpa + 2 * self->ps);
+	uint32_t bad = 0, first = 0, wrong = 0, firstw = 0;
+	int64_t p2m, p1g;
+	size_t off;
+
+	snprintf(self->path2, sizeof(self->path2), "%s/kvm_dmem_test2.%d", mnt, getpid());
+	self->fd2 = open(self->path2, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ASSERT_LE(0, self->fd2) TH_LOG("open %s: %s", self->path2, strerror(errno));
+	ASSERT_EQ(0, ftruncate(self->fd2, self->ps));
+	self->data2 = mmap_aligned(self->fd2, self->ps);
+	ASSERT_NE(MAP_FAILED, (void *)self->data2) TH_LOG("mmap %s: %s", self->path2, strerror(errno));
+	r = (struct kvm_userspace_memory_region){
+		.slot = 2, .guest_phys_addr = self->gpa + self->ps, .memory_size = self->ps,
+		.userspace_addr = (uintptr_t)self->data2,
+	};
+	ASSERT_EQ(0, ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r))
+		TH_LOG("second dmem memslot: %s", strerror(errno));
+
+	for (off = 0; off < self->ps; off += 4096) {
+		self->data[off / 4] = base + off;
+		self->data2[off / 4] = base + self->ps + off;
+	}
+	memcpy(self->code + CODE_GPA, walk, sizeof(walk));
+	memcpy(self->code + CODE_GPA + 1, &base, sizeof(base));
+	memcpy(self->code + CODE_GPA + 41, &end, sizeof(end));
+
+	{
+		char why[160] = "";
+
+		ASSERT_EQ(0, guest_read(self, &bad, why, sizeof(why))) TH_LOG("%s", why);
+		ASSERT_EQ(0, guest_read(self, &first, why, sizeof(why))) TH_LOG("%s", why);
+	}
+	for (off = 0; off < self->ps; off += 4096) {
+		uint32_t g1 = base + off, g2 = base + self->ps + off;
+
+		if (self->data[off / 4 + 1] != ~g1 && !wrong++)
+			firstw = g1;
+		if (self->data2[off / 4 + 1] != ~g2 && !wrong++)
+			firstw = g2;
+	}
+	p2m = vm_stat(self->vm_fd, "pages_2m");
+	p1g = vm_stat(self->vm_fd, "pages_1g");
+	TH_LOG("%u pages walked: guest saw %u differ (first GPA 0x%x), host saw %u answers differ (first GPA 0x%x); pages_2m=%lld pages_1g=%lld",
+	       (unsigned int)(2 * self->ps / 4096), bad, first, wrong, firstw,
+	       (long long)p2m, (long long)p1g);
+	ASSERT_EQ(0, bad);
+	ASSERT_EQ(0, wrong);
+	if (self->ps == SZ_1G) {
+		ASSERT_LE(2, p1g);
+	}
 }
 
 int main(int argc, char **argv)

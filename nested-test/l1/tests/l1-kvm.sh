@@ -5,7 +5,10 @@
 #   kvm.<test>-2m/-1g  build/guest/kvm_dmem_test (nested-test/progs/kvm_dmem_test.c):
 #                      raw KVM API, a one-dpage memslot on a dmemfs file; guest
 #                      reads, huge NPT mapping in KVM's binary stats, punch hole
-#                      and truncate through the mmu notifier, pool freed
+#                      and truncate through the mmu notifier, pool freed;
+#                      whole_view: two dpages of two files in two memslots,
+#                      every 4 KiB page tagged by the host and checked by the
+#                      guest, every answer of the guest checked by the host
 #   kvm.l2-pages-2m    an L2 on dmem through libvirt (hook + wrapper, 2 NUMA
 #   kvm.l2-pages-1g    cells, l2.hold=1): L1's KVM debugfs for that VM shows
 #                      pages_2m > 0 (2M) / pages_1g > 0 (1G)
@@ -71,9 +74,9 @@ else
 	timeout -k 5 300 "$bin" > "$tap" 2>&1
 	log "kvm_dmem_test exit $? after $((SECONDS - t)) s"
 	cat "$tap" >&2
-	# one result per test, with its TH_LOG notes; all 12 of them, or
+	# one result per test, with its TH_LOG notes; all 14 of them, or
 	# kvm.dmem_test-complete fails
-	tap_results kvm "$tap" notes=1 complete=dmem_test-complete want=12
+	tap_results kvm "$tap" notes=1 complete=dmem_test-complete want=14
 fi
 [ "$(pool_free_all)" = "$BASE" ] || fail dmem_test-pool "pool free $(pool_free_all) B after kvm_dmem_test, $BASE B before"
 
