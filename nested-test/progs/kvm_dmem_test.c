@@ -141,6 +141,19 @@ static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type)
 	s->g = 1;
 }
 
+/* unmap MAP (LEN bytes), close *FD and unlink PATH, as far as they exist */
+static void drop_file(void *map, size_t len, int *fd, char *path)
+{
+	if (map && map != MAP_FAILED)
+		munmap(map, len);
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	if (path[0])
+		unlink(path);
+	path[0] = 0;
+}
+
 /* undo everything the setup made; safe to call twice */
 static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
 {
@@ -157,24 +170,10 @@ static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
 	if (self->code && self->code != MAP_FAILED)
 		munmap(self->code, CODE_SIZE);
 	self->code = NULL;
-	if (self->data && self->data != MAP_FAILED)
-		munmap((void *)self->data, self->ps);
+	drop_file((void *)self->data, self->ps, &self->fd, self->path);
 	self->data = NULL;
-	if (self->fd >= 0)
-		close(self->fd);
-	self->fd = -1;
-	if (self->path[0])
-		unlink(self->path);
-	self->path[0] = 0;
-	if (self->data2 && self->data2 != MAP_FAILED)
-		munmap(self->data2, self->ps);
+	drop_file(self->data2, self->ps, &self->fd2, self->path2);
 	self->data2 = NULL;
-	if (self->fd2 >= 0)
-		close(self->fd2);
-	self->fd2 = -1;
-	if (self->path2[0])
-		unlink(self->path2);
-	self->path2[0] = 0;
 }
 
 FIXTURE_SETUP(kvm_dmem)
