@@ -141,6 +141,26 @@ static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type)
 	s->g = 1;
 }
 
+/*
+ * Create MNT/STEM.<pid> (its name into PATH, PLEN bytes), LEN bytes long, and
+ * map it whole at a LEN-aligned address (*FD open on it): the mapping, or
+ * MAP_FAILED with errno and *WHAT naming the step that failed.
+ */
+static void *dpage_file(const char *mnt, const char *stem, size_t len, char *path, size_t plen,
+			int *fd, const char **what)
+{
+	snprintf(path, plen, "%s/%s.%d", mnt, stem, getpid());
+	*what = "open";
+	*fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (*fd < 0)
+		return MAP_FAILED;
+	*what = "ftruncate";
+	if (ftruncate(*fd, len))
+		return MAP_FAILED;
+	*what = "mmap";
+	return mmap_aligned(*fd, len);
+}
+
 /* unmap MAP (LEN bytes), close *FD and unlink PATH, as far as they exist */
 static void drop_file(void *map, size_t len, int *fd, char *path)
 {
@@ -189,6 +209,7 @@ FIXTURE_SETUP(kvm_dmem)
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 	struct statfs sfs;
+	const char *what;
 	uint32_t gpa32;
 	int ret;
 
@@ -203,13 +224,10 @@ FIXTURE_SETUP(kvm_dmem)
 	ASSERT_NE(NULL, mnt) TH_LOG("$%s is not set", variant->env);
 	ASSERT_EQ(0, statfs(mnt, &sfs)) TH_LOG("statfs %s: %s", mnt, strerror(errno));
 	ASSERT_EQ(DMEMFS_MAGIC, (unsigned long)sfs.f_type) TH_LOG("%s is not dmemfs", mnt);
-	snprintf(self->path, sizeof(self->path), "%s/kvm_dmem_test.%d", mnt, getpid());
-	self->fd = open(self->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", self->path, strerror(errno));
-	ASSERT_EQ(0, ftruncate(self->fd, self->ps));
-	self->data = mmap_aligned(self->fd, self->ps);
+	self->data = dpage_file(mnt, "kvm_dmem_test", self->ps, self->path, sizeof(self->path),
+				&self->fd, &what);
 	ASSERT_NE(MAP_FAILED, (void *)self->data)
-		TH_LOG("mmap %s: %s", self->path, strerror(errno));
+		TH_LOG("%s %s: %s", what, self->path, strerror(errno));
 	ASSERT_EQ(0, (uintptr_t)self->data & (self->ps - 1));
 
 	self->code = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -480,19 +498,17 @@ TEST_F_TIMEOUT(kvm_dmem, whole_view, 600)
 		0xef,				/* out dx, eax */
 		0xf4,				/* hlt */
 	};
-	const char *mnt = getenv(variant->env);
+	const char *mnt = getenv(variant->env), *what;
 	struct kvm_userspace_memory_region r;
 	uint32_t base = (uint32_t)self->gpa, end = (uint32_t)(self->gpa + 2 * self->ps);
 	uint32_t bad = 0, first = 0, wrong = 0, firstw = 0;
 	int64_t p2m, p1g;
 	size_t off;
 
-	snprintf(self->path2, sizeof(self->path2), "%s/kvm_dmem_test2.%d", mnt, getpid());
-	self->fd2 = open(self->path2, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	ASSERT_LE(0, self->fd2) TH_LOG("open %s: %s", self->path2, strerror(errno));
-	ASSERT_EQ(0, ftruncate(self->fd2, self->ps));
-	self->data2 = mmap_aligned(self->fd2, self->ps);
-	ASSERT_NE(MAP_FAILED, (void *)self->data2) TH_LOG("mmap %s: %s", self->path2, strerror(errno));
+	self->data2 = dpage_file(mnt, "kvm_dmem_test2", self->ps, self->path2, sizeof(self->path2),
+				 &self->fd2, &what);
+	ASSERT_NE(MAP_FAILED, (void *)self->data2)
+		TH_LOG("%s %s: %s", what, self->path2, strerror(errno));
 	r = (struct kvm_userspace_memory_region){
 		.slot = 2, .guest_phys_addr = self->gpa + self->ps, .memory_size = self->ps,
 		.userspace_addr = (uintptr_t)self->data2,
