@@ -30,7 +30,7 @@
  * the pattern once, prints "L2-CARRY-READY uptime_s=.. kib=..", then checks
  * all of it again, for ever: "L2-CARRY-CHECK uptime_s=.. kib=.. errors=..
  * pass=N".  Between passes it sleeps four times as long as the pass took
- * (2 s at least): an L2 under TCG's emulated SVM is at risk while it runs
+ * (2 s at least, 60 s at most): an L2 under TCG's emulated SVM is at risk while it runs
  * without exits (nested-test/README.md, "Retries"), and an idle one takes
  * its interrupts and halts again.  A guest carried over a host kexec (dmem-
  * liveupdate) goes on in the same process: its uptime keeps growing, the
