@@ -468,6 +468,45 @@ TEST_F(dmemfs, map_private_refused)
 }
 
 /*
+ * The owner of a file with a size is fixed, for root too: libvirt's
+ * relabelling of a path that another domain's hot-plugged device names
+ * (chown to the qemu user, then "restore" to root) must leave the file, and
+ * the QEMU that has it open, as they were.
+ */
+TEST_F(dmemfs, owner_fixed_once_sized)
+{
+	struct stat st;
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/owned", self->dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ASSERT_LE(0, fd) TH_LOG("open %s: %s", path, strerror(errno));
+	/* no size yet: the owner can still be set, as the hook does */
+	EXPECT_EQ(0, fchown(fd, 64055, 64055)) TH_LOG("chown of an empty file: %s", strerror(errno));
+	ASSERT_EQ(0, ftruncate(fd, variant->ps));
+	errno = 0;
+	EXPECT_EQ(-1, chown(path, 0, 0)) TH_LOG("root took a sized file");
+	EXPECT_EQ(EPERM, errno);
+	errno = 0;
+	EXPECT_EQ(-1, fchown(fd, -1, 0)) TH_LOG("the group of a sized file changed");
+	EXPECT_EQ(EPERM, errno);
+	/* the same owner is no change: libvirt's relabel skips nothing else */
+	EXPECT_EQ(0, chown(path, 64055, 64055)) TH_LOG("chown to its own owner: %s", strerror(errno));
+	ASSERT_EQ(0, fstat(fd, &st));
+	EXPECT_EQ(64055, st.st_uid);
+	EXPECT_EQ(64055, st.st_gid);
+	/* mode changes are the owner's business, as on any file */
+	EXPECT_EQ(0, fchmod(fd, 0640));
+	/* shrunk to nothing, it can be given away again */
+	ASSERT_EQ(0, ftruncate(fd, 0));
+	EXPECT_EQ(0, fchown(fd, 0, 0)) TH_LOG("chown of an emptied file: %s", strerror(errno));
+	close(fd);
+	unlink_in(_metadata, self->dir, "owned");
+	expect_baseline(_metadata, &self->base, "after unlink");
+}
+
+/*
  * A child binds a mapping larger than the whole pool to node 1 and touches
  * it page by page.  It must die of SIGBUS once node 1 is empty, node 0 must
  * not be touched, and the kernel log must stay free of warnings and oopses.
@@ -736,8 +775,9 @@ static int persist_change(const char *dir, int fd, size_t ps, int what)
 		return ftruncate(fd, 3 * ps);
 	case 3:
 		return fchmod(fd, 0640);
-	case 4:
-		return fchown(fd, 64055, 64055);
+	case 4: /* an owner changed (of "e": a file with a size keeps its own) */
+		snprintf(b, sizeof(b), "%s/e", dir);
+		return chown(b, 64055, 64055);
 	case 5:
 		snprintf(b, sizeof(b), "%s/g", dir);
 		return rename(a, b) ?: rename(b, a);
@@ -842,6 +882,7 @@ TEST_F(dmemfs, persist_dropped_by_changes)
 
 	fd = open_file(_metadata, self->dir, "f", 2 * ps);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, ps));
+	close(open_file(_metadata, self->dir, "e", 0));
 	for (i = 0; i < (int)(sizeof(what) / sizeof(what[0])); i++) {
 		struct stat st;
 
