@@ -73,9 +73,26 @@ say() { printf '[nested] %s\n' "$*" >&2; }
 # ---- the results file: add LINE, finish writes it and exits 0
 lines=()
 expected=()
-add() { lines+=("$*"); }
+# earlier: name -> index in lines of each result of an earlier boot of a
+# resumed run (resume_mark); the same check from a later boot replaces it
+declare -A earlier=()
+result_re='^(PASS|FAIL|SKIP): ([^:]*)'
+add() {
+	if [ ${#earlier[@]} -gt 0 ] && [[ $* =~ $result_re ]] && [ -n "${earlier[${BASH_REMATCH[2]}]+x}" ]; then
+		lines[${earlier[${BASH_REMATCH[2]}]}]=
+		unset "earlier[${BASH_REMATCH[2]}]"
+	fi
+	lines+=("$*")
+}
+resume_mark() {
+	local i
+	for i in "${!lines[@]}"; do
+		[[ ${lines[$i]} =~ $result_re ]] && earlier[${BASH_REMATCH[2]}]=$i
+	done
+	return 0
+}
 finish() {
-	printf '%s\n' "${lines[@]}" > "$out.tmp" && mv "$out.tmp" "$out"
+	printf '%s\n' "${lines[@]}" | sed '/^$/d' > "$out.tmp" && mv "$out.tmp" "$out"
 	say "results: ${out#"$TOP"/} ($(grep -c '^PASS:' "$out") passed, $(grep -c '^FAIL:' "$out") failed, $(grep -c '^SKIP:' "$out") skipped)"
 	exit 0
 }

@@ -123,3 +123,20 @@ tap_case cut-short 'PASS: p.f.a|FAIL: p.complete: 1 results of a plan of 3: the 
 tap_case no-plan 'FAIL: p.complete: 0 results of a plan of 0: the runner died, timed out or bailed out; last: Segmentation fault|' '# Segmentation fault\n'
 tap_case want 'PASS: p.f.a: n=1|FAIL: p.done: 1 results of a plan of 1 (12 expected): the runner died, timed out or bailed out; last: n=1|' '1..1\n# x.c:5:a:n=1\nok 1 f.a\n' notes=1 complete=done want=12
 tap_case glib 'PASS: p.lib/a|FAIL: p.lib/b: ERROR:/t.c:9:b: assertion failed (x == y)|PASS: p.complete: 2 of 2 tests|' '# random seed: R02S\n1..2\n# Start of lib tests\nok 1 /lib/a\n# ERROR:/t.c:9:b: assertion failed (x == y)\nnot ok 2 /lib/b\n# End of lib tests\n' strip=^/
+# boot-l1.sh's merge of a resumed trunk (run-l1.sh): a check that a later
+# boot reports again replaces the earlier boot's line; within one boot a
+# name reported twice keeps both lines (a FAIL then a PASS stays a FAIL)
+merged=$(
+	RESULTS=$fake/res TOP=$here/../.. . "$here/boot-l1.sh" --lib
+	add "PASS: a.setup"
+	add "FAIL: a.step1: x"
+	add "PASS: a.step1"
+	add "PASS: a.step2"
+	resume_mark
+	add "FAIL: a.setup: redone"
+	add "PASS: a.step3"
+	add "PASS: a.step3"
+	printf '%s\n' "${lines[@]}" | sed '/^$/d' | tr '\n' '|'
+)
+want='FAIL: a.step1: x|PASS: a.step1|PASS: a.step2|FAIL: a.setup: redone|PASS: a.step3|PASS: a.step3|'
+[ "$merged" = "$want" ] && out PASS resume-merge || out FAIL resume-merge "got '$merged'"

@@ -8,6 +8,11 @@
 #       the trunk checks: dmemfs_test, dmemfs_vm_test, KUnit results, MemTotal and memmap
 #       accounting against the --base boot, every $TOP/*/tests/l1-*.sh (with
 #       DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT set), and a final kernel log scan
+#   l1-trunk.sh --build=DIR --base=... --from=STEP
+#       the same, from STEP on (host: run-l1.sh's resume after a TCG crash):
+#       the accounting and mounts again, then STEP (start: the kselftests
+#       and KUnit; l1.script-NAME: that script; hwpoison: the memory
+#       errors) and everything after it
 #   l1-trunk.sh --boot-check --base=...
 #       only the reservation and its accounting, against l1.want=N:BYTES,...
 #       on the kernel command line (nested-test/host/boot-matrix.sh)
@@ -22,7 +27,7 @@ set -u
 export LC_ALL=C
 TOP=${TOP:?TOP is not set}
 build=$TOP/build
-base='' mode=full list=
+base='' mode=full list= from=start
 for a in "$@"; do
 	case $a in
 	--list) list=1 ;;
@@ -30,6 +35,7 @@ for a in "$@"; do
 	--boot-check) mode=boot ;;
 	--build=*) build=${a#--build=} ;;
 	--base=*) base=${a#--base=} ;;
+	--from=*) from=${a#--from=} ;;
 	*) echo "l1-trunk: unknown argument $a" ;;
 	esac
 done
@@ -97,10 +103,35 @@ if [ "$mode" = meminfo ]; then
 	exit 0
 fi
 
+# ---- steps, and the one retry rule (l1-common.sh)
+# step STEP: true when STEP runs in this boot (the first one run is --from's,
+# and every step after it); it says so on the results channel.
+reached=
+step() {
+	[ -n "$reached" ] || [ "$1" = "$from" ] || return 1
+	reached=1
+	res "# step $1"
+}
+# crash_stop STEP: under TCG, a crash of L1 named by the retry rule ends
+# this boot after STEP, before STEP's results: a "CRASH: STEP: line"
+# result, and the host (run-l1.sh) runs STEP and the rest in a fresh L1.
+# Under KVM the boot goes on, and the crash fails l1.dmesg-clean.
+crash_stop() {
+	local sig line
+	[ "$(l1_outer_accel)" = tcg ] || return 0
+	for sig in "${L1_RETRY_SIGNATURES[@]}"; do
+		line=$(dmesg | grep -F -m1 -- "$sig") || continue
+		res "CRASH: $1: $(printf '%s' "$line" | cut -c1-200)"
+		finished=1
+		res "L1-DONE"
+		exit 0
+	done
+}
+
 # Let the test program's /dev/kmsg markers through the printk rate limit.
 echo on > /proc/sys/kernel/printk_devkmsg 2> /dev/null || true
 
-if [ "$mode" = full ]; then
+if [ "$mode" = full ] && step start; then
 # ---- dmemfs_test, dmemfs_vm_test (kselftest harness, TAP on stdout)
 for prog in dmemfs_test dmemfs_vm_test; do
 	log=/tmp/$prog.log
@@ -112,6 +143,7 @@ for prog in dmemfs_test dmemfs_vm_test; do
 		timeout -k 5 900 "$bin" 2>&1 | tee "$log" |
 			while IFS= read -r l; do printf '[%4ds] %s\n' $((SECONDS - t0)) "$l"; done
 		echo "== $prog exit ${PIPESTATUS[0]} after $((SECONDS - t0))s"
+		crash_stop start
 		tap_results "$prog" "$log"
 	else
 		fail "$prog.complete" "$bin not built"
@@ -283,6 +315,7 @@ script_leftovers() {
 skip_word=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.skip=//p')
 while read -r what s; do
 	rel=${s#"$TOP"/}
+	step "$(l1_script_check "$s")" || continue
 	if [ "$what" = skip ]; then
 		echo "== $rel skipped (l1.skip=$skip_word)"
 		skip "$(l1_script_check "$s")" "not run: l1.skip=$skip_word"
@@ -297,6 +330,7 @@ while read -r what s; do
 	left=$(script_leftovers)
 	free1=$(pool_free)
 	cat /tmp/l1-script.out
+	crash_stop "$(l1_script_check "$s")"
 	grep -E '^(PASS|FAIL|SKIP): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
 	res "# $rel: exit $rc after $((SECONDS - t0)) s"
 	why="exit status $rc"
@@ -317,6 +351,8 @@ if [ -n "$secs" ]; then
 fi
 
 # ---- memory errors, last: each test poisons one dmem page for good
+# (a resumed boot that starts later than here runs nothing: no such step)
+step hwpoison || { res "FAIL: l1.trunk-from: no step $from in this boot"; finished=1; res L1-DONE; exit 0; }
 p0=$(pool_sum poisoned) f0=$(pool_free) stress_poisoned=0
 
 bin=$build/guest/hwpoison_test log=/tmp/hwpoison_test.log
@@ -325,11 +361,13 @@ if [ -x "$bin" ]; then
 	timeout -k 5 1200 "$bin" > "$log" 2>&1
 	echo "== hwpoison_test exit $?"
 	cat "$log"
+	crash_stop hwpoison
 	tap_results hwpoison_test "$log"
 	# and one in a running L2's memory: QEMU injects the vMCE
 	echo "== nested-test/l1/hwpoison-l2.sh"
 	timeout -k 5 300 bash "$TOP/nested-test/l1/hwpoison-l2.sh" > /tmp/hwpoison-l2.out 2>&1
 	cat /tmp/hwpoison-l2.out
+	crash_stop hwpoison
 	grep -E '^(PASS|FAIL): ' /tmp/hwpoison-l2.out | while IFS= read -r l; do res "$l"; done
 	# Random operations of several tenants on the pool, VFIO pins and a memory
 	# error among them (nested-test/progs/dmemfs_stress.c): after the tests above,
@@ -344,6 +382,7 @@ if [ -x "$bin" ]; then
 		echo "== dmemfs_stress exit $?"
 		[ -n "$grp" ] && vfio_unbind "$bdf"
 		cat "$log"
+		crash_stop hwpoison
 		grep -E '^(PASS|FAIL): ' "$log" | while IFS= read -r l; do res "$l"; done
 		grep -E '^WORKER-(FAIL|DONE)' "$log" | head -12 | while IFS= read -r l; do res "# $l"; done
 		stress_poisoned=$(grep -c 'poisoned pfn 0x[0-9a-f]*, page' "$log")
