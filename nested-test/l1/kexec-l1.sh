@@ -162,8 +162,9 @@ case $stage in
 	mnt 2M && mnt 1G && mnt 4K || { why="mount failed"; not_run stage1-files; }
 	mkdir -m 0750 "$K/2M/dom" && chown 64055:64055 "$K/2M/dom" &&
 		truncate -s 256M "$K/2M/dom/ram0" && "$PAT" fill "$K/2M/dom/ram0" 0x11 bind:1 &&
-		truncate -s 64M "$K/2M/dom/sparse" && "$PAT" touch "$K/2M/dom/sparse" 0x12 0 600 8192 &&
-		chmod 0600 "$K/2M/dom/sparse" && chown 64055:64055 "$K/2M/dom/sparse" &&
+		: > "$K/2M/dom/sparse" && chmod 0600 "$K/2M/dom/sparse" &&
+		chown 64055:64055 "$K/2M/dom/sparse" && truncate -s 64M "$K/2M/dom/sparse" &&
+		"$PAT" touch "$K/2M/dom/sparse" 0x12 0 600 8192 &&
 		truncate -s 1G "$K/1G/vm0" && "$PAT" fill "$K/1G/vm0" 0x21 prefer-many:0-1 &&
 		truncate -s 1M "$K/4K/st" && "$PAT" fill "$K/4K/st" 0x31
 	check stage1-files "creating the files failed" [ $? -eq 0 ]

@@ -38,12 +38,15 @@ for ps in 4K 2M; do
 	fi
 	mounts+=("$d")
 	chmod 1777 "$d"
+	# owners first: dmemfs keeps the owner of a file with a size
+	chown nobody "$d"
 	for n in 0 1 2 3; do
 		f=$d/victim$n
-		truncate -s $((n * 3 + 1))M "$f"
+		: > "$f"
+		chown nobody "$f"
 		chmod 666 "$f"
+		truncate -s $((n * 3 + 1))M "$f"
 	done
-	chown -R nobody "$d"
 done
 # trinity makes its own test files in its working directory: on dmemfs too
 cd "${mounts[1]}" || exit 1

@@ -468,15 +468,16 @@ TEST_F(dmemfs, map_private_refused)
 }
 
 /*
- * The owner of a file with a size is fixed, for root too: libvirt's
- * relabelling of a path that another domain's hot-plugged device names
- * (chown to the qemu user, then "restore" to root) must leave the file, and
- * the QEMU that has it open, as they were.
+ * The owner of a file with a size, or of a directory with entries, is
+ * fixed, for root too: libvirt's relabelling of a path that another
+ * domain's hot-plugged device names (chown to the qemu user, then
+ * "restore" to root) must leave the file, its directory and the QEMU that
+ * has it open as they were.
  */
 TEST_F(dmemfs, owner_fixed_once_sized)
 {
 	struct stat st;
-	char path[256];
+	char path[256], sub[128];
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/owned", self->dir);
@@ -503,6 +504,20 @@ TEST_F(dmemfs, owner_fixed_once_sized)
 	EXPECT_EQ(0, fchown(fd, 0, 0)) TH_LOG("chown of an emptied file: %s", strerror(errno));
 	close(fd);
 	unlink_in(_metadata, self->dir, "owned");
+	/* a directory with entries keeps its owner too: the way to the files */
+	snprintf(sub, sizeof(sub), "%s/d", self->dir);
+	ASSERT_EQ(0, mkdir(sub, 0710));
+	EXPECT_EQ(0, chown(sub, 0, 64055)) TH_LOG("chown of an empty directory: %s", strerror(errno));
+	fd = open_file(_metadata, sub, "f", 0);
+	close(fd);
+	errno = 0;
+	EXPECT_EQ(-1, chown(sub, 0, 0)) TH_LOG("the group of a directory with a file changed");
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(0, chmod(sub, 0700));
+	unlink_in(_metadata, sub, "f");
+	EXPECT_EQ(0, chown(sub, 64055, 64055)) TH_LOG("chown of an emptied directory: %s",
+						      strerror(errno));
+	ASSERT_EQ(0, rmdir(sub));
 	expect_baseline(_metadata, &self->base, "after unlink");
 }
 
