@@ -222,10 +222,8 @@ static __attribute__((noinline)) int guarded(volatile uint64_t *p, uint64_t *v, 
 static long extents(int fd, uint64_t pfn, uint64_t *hit_logical)
 {
 	enum { N = 256 };
-	static struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[N];
-	} q;
+	static uint64_t q_buf[(sizeof(struct fiemap) + N * sizeof(struct fiemap_extent)) / 8];
+	struct fiemap *fm = (struct fiemap *)q_buf;
 	uint64_t start = 0;
 	long n = 0;
 	int last = 0;
@@ -234,16 +232,16 @@ static long extents(int fd, uint64_t pfn, uint64_t *hit_logical)
 	while (!last) {
 		unsigned int i;
 
-		memset(&q.fm, 0, sizeof(q.fm));
-		q.fm.fm_start = start;
-		q.fm.fm_length = FIEMAP_MAX_OFFSET - start;
-		q.fm.fm_extent_count = N;
-		if (ioctl(fd, FS_IOC_FIEMAP, &q))
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm))
 			return -1;
-		if (!q.fm.fm_mapped_extents)
+		if (!fm->fm_mapped_extents)
 			break;
-		for (i = 0; i < q.fm.fm_mapped_extents; i++) {
-			struct fiemap_extent *e = &q.fe[i];
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			struct fiemap_extent *e = &fm->fm_extents[i];
 
 			if (pfn && pfn * SZ_4K >= e->fe_physical &&
 			    pfn * SZ_4K < e->fe_physical + e->fe_length)
@@ -426,14 +424,14 @@ static uint64_t missing_dpages(struct inst *in, struct file *f, uint64_t lo, uin
 	uint64_t d, n = 0;
 
 	for (d = lo / in->ps; d * in->ps < hi; d++) {
-		struct {
-			struct fiemap fm;
-			struct fiemap_extent fe[1];
-		} q = { .fm = { .fm_start = d * in->ps, .fm_length = 1, .fm_extent_count = 1 } };
+		FIEMAP_REQ(fm, 1);
 
-		if (ioctl(f->fd, FS_IOC_FIEMAP, &q))
+		fm->fm_start = d * in->ps;
+		fm->fm_length = 1;
+		fm->fm_extent_count = 1;
+		if (ioctl(f->fd, FS_IOC_FIEMAP, fm))
 			die("FIEMAP: %s", strerror(errno));
-		n += !q.fm.fm_mapped_extents;
+		n += !fm->fm_mapped_extents;
 	}
 	return n;
 }

@@ -140,18 +140,18 @@ static long smaps_kb(void *addr, const char *key)
 /* Extents FIEMAP reports for @fd, with a physical address each. */
 static long fiemap_extents(int fd, int *with_phys)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[8];
-	} q = { .fm = { .fm_length = FIEMAP_MAX_OFFSET, .fm_extent_count = 8 } };
+	FIEMAP_REQ(fm, 8);
 	unsigned int i;
 
-	if (ioctl(fd, FS_IOC_FIEMAP, &q))
+	fm->fm_length = FIEMAP_MAX_OFFSET;
+	fm->fm_extent_count = 8;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm))
 		return -1;
 	*with_phys = 0;
-	for (i = 0; i < q.fm.fm_mapped_extents; i++)
-		*with_phys += q.fe[i].fe_physical && !(q.fe[i].fe_flags & FIEMAP_EXTENT_UNKNOWN);
-	return q.fm.fm_mapped_extents;
+	for (i = 0; i < fm->fm_mapped_extents; i++)
+		*with_phys += fm->fm_extents[i].fe_physical &&
+			      !(fm->fm_extents[i].fe_flags & FIEMAP_EXTENT_UNKNOWN);
+	return fm->fm_mapped_extents;
 }
 
 /*

@@ -152,18 +152,29 @@ static inline uint64_t persisted(const char *dir)
  */
 #define TABLE_MIN	(2 * 4096UL)
 
+/*
+ * A zeroed FIEMAP request @name with room for @n extents: fm_extents[] is a
+ * flexible array, which C (and clang's -Werror) allows only at the end of
+ * a struct, so the request lives in a buffer of its own.
+ */
+#define FIEMAP_REQ(name, n)							\
+	uint64_t name##_buf[(sizeof(struct fiemap) +				\
+			     (n) * sizeof(struct fiemap_extent)) / 8] = { 0 };	\
+	struct fiemap *name = (struct fiemap *)name##_buf
+
 /* Physical address behind file offset @off, from FIEMAP; 0 if none. */
 static inline uint64_t phys_of(int fd, uint64_t off)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent fe[1];
-	} q = { .fm = { .fm_start = off, .fm_length = 1, .fm_extent_count = 1 } };
+	FIEMAP_REQ(fm, 1);
+	struct fiemap_extent *fe = &fm->fm_extents[0];
 
-	if (ioctl(fd, FS_IOC_FIEMAP, &q) || q.fm.fm_mapped_extents != 1 ||
-	    q.fe[0].fe_flags & FIEMAP_EXTENT_UNKNOWN)
+	fm->fm_start = off;
+	fm->fm_length = 1;
+	fm->fm_extent_count = 1;
+	if (ioctl(fd, FS_IOC_FIEMAP, fm) || fm->fm_mapped_extents != 1 ||
+	    fe->fe_flags & FIEMAP_EXTENT_UNKNOWN)
 		return 0;
-	return q.fe[0].fe_physical + (off - q.fe[0].fe_logical);
+	return fe->fe_physical + (off - fe->fe_logical);
 }
 
 #define TRACING		"/sys/kernel/tracing"
