@@ -156,8 +156,14 @@ US_AA_LOCAL := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/abstractions
 US_AA_LIBVIRTD := $(DESTDIR)$(SYSCONFDIR)/apparmor.d/local/usr.sbin.libvirtd
 
 install: userspace capacity liveupdate
-	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d/dmemfs
 	install -D -m 0755 $(US_BIN)/dmemfs-hook $(DESTDIR)$(PREFIX)/sbin/dmemfs-hook
+	@# libvirt runs the hook through this link.  libvirtd's profile runs
+	@# what is under /etc/libvirt/hooks in its own profile, which denies
+	@# writes to /etc/apparmor.d/libvirt; through the link the hook is the
+	@# binary, out of that profile (/usr/sbin/* PUx, or the rule below), and
+	@# can write each domain's main profile (dmemfs-hook(8))
+	install -d $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d
+	ln -sfn $(PREFIX)/sbin/dmemfs-hook $(DESTDIR)$(SYSCONFDIR)/libvirt/hooks/qemu.d/dmemfs
 	install -D -m 0755 $(US_BIN)/qemu-memdev-wrapper $(DESTDIR)$(PREFIX)/bin/qemu-memdev-wrapper
 	install -D -m 0755 $(CAP_BIN) $(DESTDIR)$(PREFIX)/bin/dmem-capacity
 	install -D -m 0644 $(TOP)/capacity/dmem-capacity.1 $(DESTDIR)$(PREFIX)/share/man/man1/dmem-capacity.1
@@ -174,10 +180,11 @@ install: userspace capacity liveupdate
 	install -D -m 0644 $(TOP)/qemu-memdev-wrapper/apparmor-dmemfs-host $(US_AA_LOCAL)/dmemfs-host
 	@grep -qs '^#include <local/abstractions/dmemfs-host>' $(US_AA_LOCAL)/libvirt-qemu || \
 	  echo '#include <local/abstractions/dmemfs-host>' >> $(US_AA_LOCAL)/libvirt-qemu
-	@# libvirtd's profile runs /usr/bin/* to probe an emulator, not /usr/local/bin/*
+	@# libvirtd's profile runs /usr/bin/* to probe an emulator and /usr/sbin/*
+	@# (the hook), not /usr/local/bin/* or /usr/local/sbin/*
 	@if [ '$(PREFIX)' != /usr ]; then \
-	  rule='  $(PREFIX)/bin/qemu-memdev-wrapper PUx,'; \
-	  grep -qsxF "$$rule" $(US_AA_LIBVIRTD) || echo "$$rule" >> $(US_AA_LIBVIRTD); \
+	  for rule in '  $(PREFIX)/bin/qemu-memdev-wrapper PUx,' '  $(PREFIX)/sbin/dmemfs-hook PUx,'; do \
+	    grep -qsxF "$$rule" $(US_AA_LIBVIRTD) || echo "$$rule" >> $(US_AA_LIBVIRTD); done; \
 	  echo "AppArmor: reload libvirtd's profile (apparmor_parser -r /etc/apparmor.d/usr.sbin.libvirtd)"; fi
 
 -include $(shell find $(US_OBJ) -name '*.d' 2>/dev/null)

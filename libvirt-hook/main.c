@@ -171,9 +171,26 @@ int main(int argc, char **argv)
 	if (start) {
 		if (!hook_env(&env, &cfg, &e))
 			return plan->opted_in ? die(plan->uuid, e->message) : 0;
-		if (cfg->confinement == DMEM_CONFINE_APPARMOR && !domain_profile_avoids_dmem(cfg, plan->uuid, &e))
+		if (cfg->confinement == DMEM_CONFINE_APPARMOR &&
+		    (!domain_profile_avoids_dmem(cfg, plan->uuid, &e) ||
+		     !domain_profile_denies_others(cfg, plan, &e)))
 			return die(plan->uuid, e->message);
 		return 0;
+	}
+	/*
+	 * Hot-plug runs no hook, and libvirt puts any path a device names into
+	 * .files: the main profile, written here, denies every dmemfs path but
+	 * the domain's own, before libvirt loads it (any domain).
+	 */
+	if (prepare || reconnect) {
+		if (!cfg && !hook_env(&env, &cfg, &e))
+			return plan->opted_in ? die(plan->uuid, e->message) : 0;
+		if (cfg->confinement == DMEM_CONFINE_APPARMOR && !domain_write_profile(cfg, plan, &e)) {
+			/* a non-zero exit at reconnect would kill the running QEMU */
+			if (prepare)
+				return die(plan->uuid, e->message);
+			die(plan->uuid, e->message);
+		}
 	}
 	/* and a disk or serial file on a dmemfs mount would name another
 	 * guest's memory in this domain's profile */

@@ -182,6 +182,142 @@ gboolean dmem_aa_rules_avoid(const char *rules, char *const *mounts, GError **er
 	return TRUE;
 }
 
+/*
+ * @n bytes of @s in a quoted AppArmor path, its glob characters escaped
+ * (@special: those outside or inside a [...] class)
+ */
+static void aa_escaped(GString *out, const char *s, gsize n, const char *special)
+{
+	for (gsize i = 0; i < n; i++) {
+		if (s[i] && strchr(special, s[i]))
+			g_string_append_c(out, '\\');
+		g_string_append_c(out, s[i]);
+	}
+}
+
+static void aa_literal(GString *out, const char *s, gsize n)
+{
+	aa_escaped(out, s, n, "\\\"*?[]{}@");
+}
+
+static void deny_rule(GString *out, const char *dir, const char *name, gsize n, const char *tail)
+{
+	g_string_append(out, "  audit deny \"");
+	aa_literal(out, dir, strlen(dir));
+	g_string_append_c(out, '/');
+	aa_literal(out, name, n);
+	g_string_append_printf(out, "%s\" mrwlkx,\n", tail);
+}
+
+/*
+ * Deny everything under @dir but the names of @keep (and what is under
+ * them), one character at a time: for each prefix p of a kept name, a name
+ * that goes on from p with a character no kept name has there, and p
+ * itself (with all under it) when p is no kept name.
+ */
+static void deny_all_but(GString *out, const char *dir, const char *const *keep)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	g_string_append(out, "  audit deny \"");
+	aa_literal(out, dir, strlen(dir));
+	g_string_append(out, "/\" mrwlkx,\n");
+	for (const char *const *k = keep; *k; k++) {
+		for (gsize len = 0; len <= strlen(*k); len++) {
+			g_autoptr(GString) next = g_string_new(NULL);
+			char *p = g_strndup(*k, len);
+			gboolean kept = FALSE;
+
+			if (!g_hash_table_add(seen, p))
+				continue;
+			for (const char *const *k2 = keep; *k2; k2++) {
+				if (strncmp(*k2, p, len))
+					continue;
+				if (strlen(*k2) == len)
+					kept = TRUE;
+				else if (!memchr(next->str, (*k2)[len], next->len))
+					g_string_append_c(next, (*k2)[len]);
+			}
+			if (!kept && len)
+				deny_rule(out, dir, p, len, "{,/**}");
+			if (!next->len) {
+				deny_rule(out, dir, p, len, "?**");
+				continue;
+			}
+			g_string_append(next, "/");
+			{
+				g_autoptr(GString) cls = g_string_new("[^");
+
+				/* apparmor_parser expands * and ? in a class too */
+				aa_escaped(cls, next->str, next->len, "\\\"[]^-*?{},@");
+				g_string_append(cls, "]**");
+				deny_rule(out, dir, p, len, cls->str);
+			}
+		}
+	}
+}
+
+static gboolean plain_mount(const char *m)
+{
+	return m[0] == '/' && m[strspn(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789._/-")] == '\0' && !strstr(m, "/.") && strlen(m) > 1;
+}
+
+char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shortname,
+			 GError **error)
+{
+	g_autoptr(GString) out = g_string_new("  # dmemfs-host: no other guest's memory, whatever "
+					      "libvirt-<uuid>.files grants (dmemfs-hook(8))\n");
+	g_autofree char *mine = g_strconcat("libvirt-", uuid, NULL);
+	const char *top[] = { mine, "libvirt", NULL };
+	const char *qemu[] = { "qemu", NULL };
+	const char *own[] = { shortname, NULL };
+	g_autoptr(GHashTable) done = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (char *const *m = mounts; *m; m++) {
+		g_autofree char *lv = g_strconcat(*m, "/libvirt", NULL);
+		g_autofree char *lvq = g_strconcat(*m, "/libvirt/qemu", NULL);
+
+		if (!g_hash_table_add(done, *m))
+			continue;
+		if (!plain_mount(*m))
+			return dmem_fail(error, "dmemfs mount '%s': only letters, digits and ._/- "
+					 "can go into an AppArmor rule as they are", *m), NULL;
+		deny_all_but(out, *m, top);
+		deny_all_but(out, lv, qemu);
+		if (shortname)
+			deny_all_but(out, lvq, own);
+		else
+			deny_rule(out, lvq, "", 0, "**");
+	}
+	return g_string_free(g_steal_pointer(&out), FALSE);
+}
+
+char *dmem_aa_main_profile(const char *template, const char *uuid, const char *rules,
+			   GError **error)
+{
+	g_autofree char *name = g_strconcat("\nprofile libvirt-", uuid, NULL);
+	g_autofree char *files = g_strdup_printf("%s  #include <libvirt/libvirt-%s.files>\n}",
+						 rules, uuid);
+	const char *p = strstr(template, "\nprofile LIBVIRT_TEMPLATE");
+	const char *end = p ? strstr(p, "\n}") : NULL;
+
+	if (!p || !end || strstr(end + 2, "\n}"))
+		return dmem_fail(error, "libvirt's AppArmor template has no 'profile "
+				 "LIBVIRT_TEMPLATE' with one closing brace"), NULL;
+	return g_strdup_printf("%.*s%s%.*s\n%s%s", (int)(p - template), template, name,
+			       (int)(end - p - strlen("\nprofile LIBVIRT_TEMPLATE")),
+			       p + strlen("\nprofile LIBVIRT_TEMPLATE"), files, end + 2);
+}
+
+char *dmem_aa_short_name(long long id, const char *name)
+{
+	for (const char *c = name; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			return NULL;
+	return g_strdup_printf("%lld-%.20s", id, name);
+}
+
 GPtrArray *dmem_aa_dmemfs_dirs(const DmemConfig *cfg)
 {
 	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);

@@ -22,6 +22,30 @@
  * (<mount>/libvirt/qemu/<one literal component>/...).
  */
 gboolean dmem_aa_rules_avoid(const char *rules, char *const *mounts, GError **error);
+/*
+ * The deny rules that keep a domain's QEMU out of every other guest's
+ * memory, whatever its .files grants (libvirt adds there any path a
+ * hot-plugged device names, another domain's memory file included, and a
+ * deny rule beats an allow): under each of @mounts, everything but
+ * <mount>/libvirt-<@uuid>/ and libvirt's own directory for the domain's
+ * hot-added memory, <mount>/libvirt/qemu/<@shortname>/ (NULL: none).
+ * NULL, with @error set, for a mount path that is not plain ([A-Za-z0-9._/-]).
+ */
+char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shortname,
+			 GError **error);
+/*
+ * Domain @uuid's main profile, as virt-aa-helper -c makes it from
+ * libvirt's TEMPLATE.qemu (@template), with @rules before its end.
+ */
+char *dmem_aa_main_profile(const char *template, const char *uuid, const char *rules,
+			   GError **error);
+/*
+ * libvirt's short name of a domain (virDomainDefGetShortName: "<id>-" and
+ * the first 20 characters of the name), which names its directory under a
+ * memory_backing_dir; NULL when the name is not printable ASCII.
+ */
+char *dmem_aa_short_name(long long id, const char *name);
+
 /* the dmemfs mounts of /proc/self/mounts and the configured mount points */
 GPtrArray *dmem_aa_dmemfs_dirs(const DmemConfig *cfg);
 

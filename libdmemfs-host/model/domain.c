@@ -313,6 +313,58 @@ gboolean domain_profile_avoids_dmem(const DmemConfig *cfg, const char *uuid, GEr
 	return dmem_aa_rules_avoid(rules, (char *const *)dirs->pdata, error);
 }
 
+/* the main profile domain @plan should have, from libvirt's template */
+static char *main_profile(const DmemConfig *cfg, const DomainPlan *plan, GError **error)
+{
+	g_autofree char *tpath = g_build_filename(DMEM_AA_PROFILE_DIR, "TEMPLATE.qemu", NULL);
+	g_autofree char *template = NULL, *shortname = NULL, *rules = NULL;
+	g_autoptr(GPtrArray) dirs = dmem_aa_dmemfs_dirs(cfg);
+	g_autoptr(GError) e = NULL;
+
+	if (!g_file_get_contents(tpath, &template, NULL, &e))
+		return dmem_fail(error, "libvirt's AppArmor template: %s", e->message), NULL;
+	if (plan->domid >= 0 && plan->name)
+		shortname = dmem_aa_short_name(plan->domid, plan->name);
+	rules = dmem_aa_deny_rules((char *const *)dirs->pdata, plan->uuid, shortname, error);
+	return rules ? dmem_aa_main_profile(template, plan->uuid, rules, error) : NULL;
+}
+
+static char *main_profile_path(const char *uuid)
+{
+	g_autofree char *name = g_strconcat("libvirt-", uuid, NULL);
+
+	return g_build_filename(DMEM_AA_PROFILE_DIR, name, NULL);
+}
+
+gboolean domain_write_profile(const DmemConfig *cfg, const DomainPlan *plan, GError **error)
+{
+	g_autofree char *text = main_profile(cfg, plan, error);
+	g_autofree char *path = main_profile_path(plan->uuid);
+	g_autoptr(GError) e = NULL;
+
+	if (!text)
+		return FALSE;
+	if (!g_file_set_contents_full(path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &e))
+		return dmem_fail(error, "its AppArmor profile: %s", e->message);
+	return TRUE;
+}
+
+gboolean domain_profile_denies_others(const DmemConfig *cfg, const DomainPlan *plan,
+				      GError **error)
+{
+	g_autofree char *want = main_profile(cfg, plan, error);
+	g_autofree char *path = main_profile_path(plan->uuid);
+	g_autofree char *have = NULL;
+
+	if (!want)
+		return FALSE;
+	if (!g_file_get_contents(path, &have, NULL, NULL) || strcmp(have, want))
+		return dmem_fail(error, "its AppArmor profile %s is not the one the hook wrote at "
+				 "prepare: without its deny rules a device hot-plugged later could "
+				 "name another guest's memory", path);
+	return TRUE;
+}
+
 static gboolean on_dmemfs(const char *path, char **where)
 {
 	guint64 fstype;

@@ -33,6 +33,19 @@ gboolean domain_adopt_all(const DomainEnv *env, GError **error);
  */
 gboolean domain_profile_avoids_dmem(const DmemConfig *cfg, const char *uuid, GError **error);
 /*
+ * Hot-plug runs no hook: virt-aa-helper adds any path a device names to
+ * the domain's .files, another guest's memory file included.  So the hook
+ * writes the domain's main profile itself, where libvirt would create it
+ * from TEMPLATE.qemu (libvirt then only reloads it, at start and at every
+ * hot-plug), with deny rules for every dmemfs path but the domain's own
+ * (aaprofile.h).  Any domain, at prepare and reconnect, where domains are
+ * kept apart by AppArmor.  domain_profile_denies_others(): the file is
+ * what prepare wrote, at start begin, before QEMU runs.
+ */
+gboolean domain_write_profile(const DmemConfig *cfg, const DomainPlan *plan, GError **error);
+gboolean domain_profile_denies_others(const DmemConfig *cfg, const DomainPlan *plan,
+				      GError **error);
+/*
  * No path the domain's XML names is on a dmemfs mount, as the kernel
  * resolves it: before libvirt itself opens, creates or labels it as root
  * (a serial file is opened for QEMU) and before virt-aa-helper writes it

@@ -721,7 +721,8 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 	g_autoptr(DomainPlan) plan = g_new0(DomainPlan, 1);
 	g_autoptr(DmemXml) x = NULL;
 	g_autoptr(GPtrArray) hostdevs = NULL;
-	g_autofree char *uuid = NULL;
+	g_autofree char *uuid = NULL, *id = NULL;
+	guint64 domid;
 
 	plan->backends = g_ptr_array_new_with_free_func(backend_free);
 	x = dmem_xml_parse(xml, len, "domain XML", "domain", error);
@@ -740,6 +741,11 @@ DomainPlan *plan_from_xml(const char *xml, gsize len, const PlanOptions *opts, G
 		return NULL;
 	}
 	plan->name = dmem_xml_content(dmem_xml_node(x, NULL, "./name"));
+	/* only a running domain's XML has one (libvirt's, a number) */
+	id = dmem_xml_prop(dmem_xml_node(x, NULL, "."), "id");
+	plan->domid = id && g_ascii_isdigit(*id) &&
+		      g_ascii_string_to_unsigned(id, 10, 0, G_MAXINT32, &domid, NULL) ?
+		      (gint64)domid : -1;
 	hostdevs = dmem_xml_nodes(x, NULL, "./devices/hostdev | ./devices/interface[@type='hostdev']");
 	plan->hostdevs = hostdevs->len;
 	/* no profile of its own: none, or a static AppArmor label */

@@ -24,6 +24,7 @@ typedef struct {
 typedef struct {
 	char *uuid;            /* canonical, lowercase */
 	char *name;
+	gint64 domid;          /* <domain id=>, -1 when the XML has none */
 	gboolean opted_in;     /* has our <metadata> element */
 	gboolean unconfined;   /* <seclabel type='none'/> or a static AppArmor label: its
 				* QEMU does not get the profile libvirt makes for it */

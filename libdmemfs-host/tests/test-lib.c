@@ -691,6 +691,165 @@ static void test_nodepool(void)
 	g_assert_false(dmem_nodepool_xml_matches(NULL, "/run/dmemfs-stats", 7));
 }
 
+/* an AppArmor path glob of ours as a regex: ** * ? [^...] {a,b} \x */
+static GRegex *aa_glob_regex(const char *g)
+{
+	g_autoptr(GString) re = g_string_new("^");
+	g_autoptr(GError) e = NULL;
+	GRegex *r;
+
+	for (const char *c = g; *c; c++) {
+		if (c[0] == '*' && c[1] == '*') {
+			g_string_append(re, ".*");
+			c++;
+		} else if (*c == '*') {
+			g_string_append(re, "[^/]*");
+		} else if (*c == '?') {
+			g_string_append(re, "[^/]");
+		} else if (*c == '{') {
+			g_string_append(re, "(?:");
+		} else if (*c == ',') {
+			g_string_append(re, "|");
+		} else if (*c == '}') {
+			g_string_append(re, ")");
+		} else if (*c == '[') {
+			const char *end = strchr(c, ']');
+
+			while (end && end[-1] == '\\')
+				end = strchr(end + 1, ']');
+			g_assert_nonnull(end);
+			/* apparmor_parser expands an unescaped * or ? in a class */
+			for (const char *k = c + 1; k < end; k++) {
+				if (*k == '\\')
+					k++;
+				else
+					g_assert_null(strchr("*?{}", *k));
+			}
+			g_string_append_len(re, c, end - c + 1);
+			c = end;
+		} else if (*c == '\\') {
+			g_autofree char *one = g_regex_escape_string(c + 1, 1);
+
+			g_string_append(re, one);
+			c++;
+		} else {
+			g_autofree char *one = g_regex_escape_string(c, 1);
+
+			g_string_append(re, one);
+		}
+	}
+	g_string_append(re, "$");
+	r = g_regex_new(re->str, 0, 0, &e);
+	g_assert_no_error(e);
+	return r;
+}
+
+/* the first deny rule of @rules that matches @path, or NULL */
+static char *aa_denied(const char *rules, const char *path)
+{
+	g_auto(GStrv) lines = g_strsplit(rules, "\n", -1);
+
+	for (guint i = 0; lines[i]; i++) {
+		const char *q = strstr(lines[i], "deny \"");
+		g_autofree char *glob = NULL;
+		g_autoptr(GRegex) r = NULL;
+
+		if (!q)
+			continue;
+		q += 6;
+		glob = g_strndup(q, strstr(q, "\" mrwlkx,") - q);
+		r = aa_glob_regex(glob);
+		if (g_regex_match(r, path, 0, NULL))
+			return g_strdup(lines[i]);
+	}
+	return NULL;
+}
+
+/*
+ * The deny rules of a domain's main profile: its own files stay open to
+ * it, every other dmemfs path is denied, libvirt's directory for another
+ * domain's hot-added memory included.
+ */
+static void test_aa_deny_rules(void)
+{
+	const char *ua = "0a1b2c3d-0000-4000-8000-00000000000a";
+	char *mounts[] = { "/run/dmemfs/2M", "/run/dmemfs/4K", "/run/dmemfs/2M", NULL };
+	char *bad[] = { "/run/dmem fs", NULL };
+	g_autofree char *rules = NULL, *shortname = dmem_aa_short_name(3, "vm-a*[x]{y}");
+	g_autofree char *profile = NULL;
+	g_autoptr(GError) e = NULL;
+	static const char *const allowed[] = {
+		"/run/dmemfs/2M/libvirt-0a1b2c3d-0000-4000-8000-00000000000a/ram-node0",
+		"/run/dmemfs/4K/libvirt-0a1b2c3d-0000-4000-8000-00000000000a/memdimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-a*[x]{y}/dimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-a*[x]{y}",
+		"/run/dmemfs/2M/libvirt-0a1b2c3d-0000-4000-8000-00000000000a",
+		"/run/other/file",
+	};
+	static const char *const denied[] = {
+		"/run/dmemfs/2M/libvirt-0a1b2c3d-0000-4000-8000-00000000000b/ram-node0",
+		"/run/dmemfs/2M/libvirt-1a1b2c3d-0000-4000-8000-00000000000a/ram-node0",
+		"/run/dmemfs/2M/libvirt-0a1b2c3d-0000-4000-8000-00000000000a0/ram-node0",
+		"/run/dmemfs/2M/libvirt-0a1b2c3d-0000-4000-8000-00000000000a0",
+		"/run/dmemfs/2M/libvirt-0a1b2c3d/ram-node0",
+		"/run/dmemfs/2M/libvirt-0a1b2c3d",
+		"/run/dmemfs/2M/libvirt-",
+		"/run/dmemfs/2M/libvir/x",
+		"/run/dmemfs/2M/ram-node0",
+		"/run/dmemfs/2M/x/y/z",
+		"/run/dmemfs/2M/",
+		"/run/dmemfs/4K/libvirt/x",
+		"/run/dmemfs/4K/libvirt/qemu/4-vm-b/dimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-a*[x]{y}z/dimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-a/dimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-aZ/dimm0",
+		"/run/dmemfs/4K/libvirt/qemu/3-vm-a*[x]Z/dimm0",
+		"/run/dmemfs/4K/libvirt/qemux/y",
+		"/run/dmemfs/4K/libvirtx/y",
+	};
+
+	rules = dmem_aa_deny_rules(mounts, ua, shortname, &e);
+	g_assert_no_error(e);
+	for (guint i = 0; i < G_N_ELEMENTS(allowed); i++) {
+		g_autofree char *hit = aa_denied(rules, allowed[i]);
+
+		if (hit)
+			g_error("%s denied by %s", allowed[i], hit);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(denied); i++) {
+		g_autofree char *hit = aa_denied(rules, denied[i]);
+
+		if (!hit)
+			g_error("%s not denied", denied[i]);
+	}
+	/* a mount listed twice gets its rules once */
+	g_assert_null(strstr(strstr(rules, "deny \"/run/dmemfs/2M/\"") + 1, "deny \"/run/dmemfs/2M/\""));
+	/* no short name (a name libvirt shortens by wide characters): no hot-added memory */
+	g_clear_pointer(&rules, g_free);
+	rules = dmem_aa_deny_rules(mounts, ua, NULL, &e);
+	g_assert_no_error(e);
+	g_assert_nonnull(aa_denied(rules, "/run/dmemfs/4K/libvirt/qemu/3-vm-a/dimm0"));
+	g_assert_null(dmem_aa_short_name(1, "caf\xc3\xa9"));
+	g_free(shortname);
+	shortname = dmem_aa_short_name(12, "a-name-longer-than-twenty");
+	g_assert_cmpstr(shortname, ==, "12-a-name-longer-than-t");
+	/* a mount path an AppArmor rule cannot take as it is */
+	g_assert_null(dmem_aa_deny_rules(bad, ua, NULL, &e));
+	g_assert_nonnull(e);
+	g_clear_error(&e);
+	/* the profile virt-aa-helper -c would make, with the rules before its end */
+	profile = dmem_aa_main_profile("#\n#include <tunables/global>\n\nprofile LIBVIRT_TEMPLATE "
+				       "flags=(attach_disconnected) {\n  #include "
+				       "<abstractions/libvirt-qemu>\n}\n", ua, "  deny /x r,\n", &e);
+	g_assert_no_error(e);
+	g_assert_cmpstr(profile, ==, "#\n#include <tunables/global>\n\nprofile libvirt-"
+			"0a1b2c3d-0000-4000-8000-00000000000a flags=(attach_disconnected) {\n"
+			"  #include <abstractions/libvirt-qemu>\n  deny /x r,\n  #include "
+			"<libvirt/libvirt-0a1b2c3d-0000-4000-8000-00000000000a.files>\n}\n");
+	g_assert_null(dmem_aa_main_profile("profile x {\n}\n", ua, "", &e));
+	g_assert_nonnull(e);
+}
+
 /*
  * virt-aa-helper's rules against the dmemfs mounts: what a domain's XML or
  * a disk's backing chain can make it write, and what it writes for every
@@ -827,6 +986,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/domain/set-mark", test_set_mark);
 	g_test_add_func("/lib/nodepool", test_nodepool);
 	g_test_add_func("/lib/aaprofile/rules", test_aa_rules);
+	g_test_add_func("/lib/aaprofile/deny-rules", test_aa_deny_rules);
 	g_test_add_func("/lib/file/path-fstype", test_path_fstype);
 	return g_test_run();
 }

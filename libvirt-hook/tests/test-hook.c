@@ -253,6 +253,28 @@ static void test_plan_hostdevs(void)
 
 	g_assert_no_error(e);
 	g_assert_cmpuint(p->hostdevs, ==, 3); /* under <devices>, SR-IOV interfaces too */
+	g_assert_cmpint(p->domid, ==, -1); /* not running: no id */
+}
+
+/* a running domain's id (libvirt's short name for its memory directory) */
+static void test_plan_domid(void)
+{
+	static const char *const xml[] = {
+		"<domain type='kvm' id='17'><name>a</name>"
+		"<uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
+		"<domain id='-1'><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
+		"<domain id='x'><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
+	};
+	static const gint64 want[] = { 17, -1, -1 };
+
+	for (guint i = 0; i < G_N_ELEMENTS(xml); i++) {
+		g_autoptr(GError) e = NULL;
+		PlanOptions o = { 0 };
+		g_autoptr(DomainPlan) p = plan_from_xml(xml[i], strlen(xml[i]), &o, &e);
+
+		g_assert_no_error(e);
+		g_assert_cmpint(p->domid, ==, want[i]);
+	}
 }
 
 /*
@@ -1077,6 +1099,7 @@ int main(int argc, char **argv)
 	}
 	g_test_add_func("/hook/plan/not-opted-in", test_plan_not_opted);
 	g_test_add_func("/hook/plan/counts-hostdevs", test_plan_hostdevs);
+	g_test_add_func("/hook/plan/domain-id", test_plan_domid);
 	g_test_add_func("/hook/plan/paths", test_plan_paths);
 	g_test_add_func("/hook/plan/hugepages-pagesize-per-backend", test_plan_hugepages);
 	g_test_add_func("/hook/prepare/pagesize-per-backend-mounts", test_prepare_hugepages);

@@ -29,7 +29,7 @@ T0=$SECONDS
 
 result_area accept
 CHECKS=(setup virsh-start virsh-numa virsh-l2-agent virt-install release-destroy release-kill9
-	admission capacity-live host-setup capacity-fleet tenant-isolation refuse-dmemfs-path refuse-unservable refuse-unconfined reconnect soak soak-dmesg cleanup)
+	admission capacity-live host-setup capacity-fleet tenant-isolation refuse-dmemfs-path refuse-hotplug refuse-unservable refuse-unconfined reconnect soak soak-dmesg cleanup)
 if [ "${1:-}" = --list ]; then
 	printf 'accept.%s\n' "${CHECKS[@]}"
 	exit 0
@@ -472,6 +472,67 @@ refuse_dmemfs_path() {
 	fi
 }
 
+# And through hot-plug, which runs no hook: a running domain A (any, here
+# one without dmem) is given B's memory file as an NVDIMM.  virt-aa-helper
+# puts the path into A's .files and libvirt chowns it; before the fix A's
+# QEMU opened and mapped B's file (object-add succeeded), and libvirt's
+# rollback left the file root:root.  Now the deny rules of A's main profile
+# (written by the hook at prepare) refuse the open, and dmemfs refuses to
+# change the owner of a file with a size.
+refuse_hotplug() {
+	local ub fb st dst name=acc-plug uuid why='' err p denied
+	ub=$(virsh domuuid acc-adm-1 2> /dev/null)
+	fb=$(domdir "$M2" "$ub")/ram-node0
+	st=$(stat -c '%U:%G %a %i %s' "$fb" 2> /dev/null)
+	if [ -z "$ub" ] || [ -z "$st" ]; then
+		fail refuse-hotplug "not run: no admission guest B ('$ub', $fb)"
+		return
+	fi
+	uuid=$(new_uuid)
+	mkdomain "$name" "$uuid" 64 64 | sed -e '/<metadata>/,/<\/metadata>/d' -e '/<numatune>/,/<\/numatune>/d' \
+		-e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
+		-e "s|<memory unit='MiB'>|<maxMemory slots='4' unit='MiB'>4096</maxMemory><memory unit='MiB'>|" > "/tmp/$name.xml"
+	cat > "/tmp/$name-nvdimm.xml" << EOF
+<memory model='nvdimm' access='shared'><source><path>$fb</path><alignsize unit='KiB'>2048</alignsize></source><target><size unit='KiB'>$((ADM_MIB * 1024))</size><node>0</node></target></memory>
+EOF
+	virsh define "/tmp/$name.xml" > /dev/null 2>&1
+	if ! err=$(virsh start "$name" 2>&1); then
+		fail refuse-hotplug "domain A did not start: $(echo "$err" | tr -s '\n' ' ' | cut -c1-300)"
+		virsh undefine "$name" > /dev/null 2>&1
+		return
+	fi
+	grep -q 'dmemfs-host: no other guest' "/etc/apparmor.d/libvirt/libvirt-$uuid" 2> /dev/null ||
+		why="$why A's main profile has no deny rules from the hook;"
+	if err=$(virsh attach-device "$name" "/tmp/$name-nvdimm.xml" --live 2>&1); then
+		why="$why B's file attached to A;"
+	fi
+	err=$(echo "$err" | tr -s '\n' ' ' | cut -c1-300)
+	[[ $err == *"Permission denied"* ]] || why="$why the attach did not fail for want of permission ('$err');"
+	# and B's directory, which libvirt would chown the same way
+	dst=$(stat -c '%U:%G %a %i' "${fb%/*}" 2> /dev/null)
+	sed "s|<path>[^<]*</path>|<path>${fb%/*}</path>|" "/tmp/$name-nvdimm.xml" > "/tmp/$name-dir.xml"
+	virsh attach-device "$name" "/tmp/$name-dir.xml" --live > /dev/null 2>&1 && why="$why B's directory attached to A;"
+	[ "$(stat -c '%U:%G %a %i' "${fb%/*}" 2> /dev/null)" = "$dst" ] ||
+		why="$why B's directory went from '$dst' to '$(stat -c '%U:%G %a %i' "${fb%/*}" 2>&1)';"
+	p=$(qemu_pid "$name")
+	[ -n "$p" ] || why="$why A's QEMU is gone;"
+	[ -n "$p" ] && grep -qF "$ub" "/proc/$p/maps" && why="$why A's QEMU maps B's memory;"
+	[ -n "$p" ] && ls -l "/proc/$p/fd" 2> /dev/null | grep -qF "$ub" && why="$why A's QEMU holds B's file open;"
+	denied=$(dmesg | grep -F 'apparmor="DENIED"' | grep -F "libvirt-$uuid" | grep -F "$ub" | tail -1 | cut -c1-240)
+	[ -n "$denied" ] || why="$why no AppArmor denial of B's file for A in the kernel log;"
+	[ "$(stat -c '%U:%G %a %i %s' "$fb" 2> /dev/null)" = "$st" ] ||
+		why="$why B's file went from '$st' to '$(stat -c '%U:%G %a %i %s' "$fb" 2>&1)';"
+	case $(domstate acc-adm-1) in running | paused) ;; *) why="$why B is '$(domstate acc-adm-1)';" ;; esac
+	virsh destroy "$name" > /dev/null 2>&1
+	virsh undefine "$name" > /dev/null 2>&1
+	if [ -z "$why" ]; then
+		pass refuse-hotplug "B's memory file hot-plugged into A as an NVDIMM: refused ('$err'), the kernel log: $denied; B's file still $st, its directory still $dst, B $(domstate acc-adm-1)"
+	else
+		why=${why%;}
+		fail refuse-hotplug "${why# }"
+	fi
+}
+
 # ---- 4. admission: dmem-capacity's prediction from the live pool, then N+1 starts
 # auto: cells of a third of the smaller node's free pool (2 MiB multiples),
 # so that about three guests fit whatever dmem= the L1 boots with
@@ -518,6 +579,7 @@ else
 	host_setup_down
 	tenant_isolation
 	refuse_dmemfs_path
+	refuse_hotplug
 	for i in $(seq 0 "$N"); do
 		virsh destroy "acc-adm-$i" > /dev/null 2>&1
 		virsh undefine "acc-adm-$i" > /dev/null 2>&1
