@@ -10,6 +10,8 @@
 #include "dmemfs-host.h"
 
 #define DMEM_AA_PROFILE_DIR "/etc/apparmor.d/libvirt"
+/* where the usual layout mounts dmemfs, one directory per page size */
+#define DMEM_AA_RUN_DIR "/run/dmemfs"
 
 /*
  * Every path rule of @rules (the text of a .files include) against every
@@ -29,6 +31,8 @@ gboolean dmem_aa_rules_avoid(const char *rules, char *const *mounts, GError **er
  * deny rule beats an allow): under each of @mounts, everything but
  * <mount>/libvirt-<@uuid>/ and libvirt's own directory for the domain's
  * hot-added memory, <mount>/libvirt/qemu/<@shortname>/ (NULL: none).
+ * Mounts directly under /run/dmemfs share one block, for every directory
+ * there (a mount added later is covered too).
  * NULL, with @error set, for a mount path that is not plain ([A-Za-z0-9._/-]).
  */
 char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shortname,
