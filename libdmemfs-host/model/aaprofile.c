@@ -200,23 +200,28 @@ static void aa_literal(GString *out, const char *s, gsize n)
 	aa_escaped(out, s, n, "\\\"*?[]{}@");
 }
 
-/* @dir: a plain path (plain_mount()) or one with a deliberate glob, as it is */
-static void deny_rule(GString *out, const char *dir, const char *name, gsize n, const char *tail)
+/* one alternative of a deny rule: @n bytes of @name, then @tail */
+static void deny_item(GString *items, const char *name, gsize n, const char *tail)
 {
-	g_string_append_printf(out, "  audit deny \"%s/", dir);
-	aa_literal(out, name, n);
-	g_string_append_printf(out, "%s\" mrwlkx,\n", tail);
+	if (items->len)
+		g_string_append_c(items, ',');
+	aa_literal(items, name, n);
+	g_string_append(items, tail);
 }
 
 /*
  * Deny everything under @dir but the names of @keep (and what is under
  * them), one character at a time: for each prefix p of a kept name, a name
  * that goes on from p with a character no kept name has there, and p
- * itself (with all under it) when p is no kept name.
+ * itself (with all under it) when p is no kept name.  One rule with an
+ * alternative each: apparmor_parser compiles that faster than a rule each,
+ * and libvirt loads the profile several times per start.  @dir: a plain
+ * path (plain_mount()) or one with a deliberate glob, as it is.
  */
 static void deny_all_but(GString *out, const char *dir, const char *const *keep)
 {
 	g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GString) items = g_string_new(NULL);
 
 	g_string_append_printf(out, "  audit deny \"%s/\" mrwlkx,\n", dir);
 	for (const char *const *k = keep; *k; k++) {
@@ -236,9 +241,9 @@ static void deny_all_but(GString *out, const char *dir, const char *const *keep)
 					g_string_append_c(next, (*k2)[len]);
 			}
 			if (!kept && len)
-				deny_rule(out, dir, p, len, "{,/**}");
+				deny_item(items, p, len, "{,/**}");
 			if (!next->len) {
-				deny_rule(out, dir, p, len, "?**");
+				deny_item(items, p, len, "?**");
 				continue;
 			}
 			g_string_append(next, "/");
@@ -248,10 +253,11 @@ static void deny_all_but(GString *out, const char *dir, const char *const *keep)
 				/* apparmor_parser expands * and ? in a class too */
 				aa_escaped(cls, next->str, next->len, "\\\"[]^-*?{},@");
 				g_string_append(cls, "]**");
-				deny_rule(out, dir, p, len, cls->str);
+				deny_item(items, p, len, cls->str);
 			}
 		}
 	}
+	g_string_append_printf(out, "  audit deny \"%s/{%s}\" mrwlkx,\n", dir, items->str);
 }
 
 static gboolean plain_mount(const char *m)
@@ -295,7 +301,7 @@ char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shor
 		if (shortname)
 			deny_all_but(out, lvq, own);
 		else
-			deny_rule(out, lvq, "", 0, "**");
+			g_string_append_printf(out, "  audit deny \"%s/**\" mrwlkx,\n", lvq);
 	}
 	return g_string_free(g_steal_pointer(&out), FALSE);
 }
