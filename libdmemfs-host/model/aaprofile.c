@@ -197,7 +197,8 @@ static void aa_escaped(GString *out, const char *s, gsize n, const char *special
 
 static void aa_literal(GString *out, const char *s, gsize n)
 {
-	aa_escaped(out, s, n, "\\\"*?[]{}@");
+	/* ',' too: each name is an alternative of a {...} */
+	aa_escaped(out, s, n, "\\\"*?[]{}@,");
 }
 
 /* one alternative of a deny rule: @n bytes of @name, then @tail */

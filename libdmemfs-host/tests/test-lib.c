@@ -833,6 +833,26 @@ static void test_aa_deny_rules(void)
 	g_assert_null(strstr(strstr(rules, "deny \"/run/dmemfs/*/\"") + 1, "deny \"/run/dmemfs/*/\""));
 	g_assert_null(strstr(rules, "/run/dmemfs/2M"));
 	g_assert_nonnull(strstr(rules, "deny \"/srv/dmem/\""));
+	/*
+	 * a ',' in a name is a literal, not a split of the alternation: with
+	 * it bare, "a,b" denied the domain's own DIMM directory, and "a,,b"
+	 * made apparmor_parser 3.0.8 spin (stop 41's second review)
+	 */
+	for (guint i = 0; i < 2; i++) {
+		g_autofree char *sn = dmem_aa_short_name(5, i ? "a,,b" : "a,b");
+		g_autofree char *r = dmem_aa_deny_rules(mounts, ua, sn, &e);
+		g_autofree char *own = g_strdup_printf("/run/dmemfs/4K/libvirt/qemu/%s/dimm0", sn);
+		g_autofree char *hit = NULL;
+
+		g_assert_no_error(e);
+		g_assert_null(strstr(r, ",,"));
+		hit = aa_denied(r, own);
+		if (hit)
+			g_error("%s denied by %s", own, hit);
+		g_free(hit);
+		hit = aa_denied(r, "/run/dmemfs/4K/libvirt/qemu/5-a/dimm0");
+		g_assert_nonnull(hit);
+	}
 	/* no short name (a name libvirt shortens by wide characters): no hot-added memory */
 	g_clear_pointer(&rules, g_free);
 	rules = dmem_aa_deny_rules(mounts, ua, NULL, &e);
