@@ -7,6 +7,7 @@
  * as written, globs included: only its output says what the QEMU may open.
  */
 #include "aaprofile.h"
+#include "domaindir.h"
 
 #include <fnmatch.h>
 #include <mntent.h>
@@ -272,31 +273,32 @@ char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shor
 {
 	g_autoptr(GString) out = g_string_new("  # dmemfs-host: no other guest's memory, whatever "
 					      "libvirt-<uuid>.files grants (dmemfs-hook(8))\n");
-	g_autofree char *mine = g_strconcat("libvirt-", uuid, NULL);
+	/* the domain's directory is named after its profile: libvirt-<uuid> */
+	g_autofree char *mine = dmem_domain_dirname(uuid);
 	const char *top[] = { mine, "libvirt", NULL };
 	const char *qemu[] = { "qemu", NULL };
 	const char *own[] = { shortname, NULL };
 	g_autoptr(GHashTable) done = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
 	for (char *const *m = mounts; *m; m++) {
-		g_autofree char *parent = g_path_get_dirname(*m);
+		g_autofree char *parent = NULL, *lv = NULL, *lvq = NULL;
+		char *dir;
+
+		if (!plain_mount(*m))
+			return dmem_fail(error, "dmemfs mount '%s': only letters, digits and ._/- "
+					 "can go into an AppArmor rule as they are", *m), NULL;
 		/*
 		 * The mounts of the usual layout, /run/dmemfs/<size>, share one
 		 * block of rules for every directory there, mounted later
 		 * included: each block costs apparmor_parser time at every load
 		 * (each start and hot-plug), about 10 s under TCG for three.
 		 */
-		char *dir = g_strdup(!strcmp(parent, DMEM_AA_RUN_DIR) ? DMEM_AA_RUN_DIR "/*" : *m);
-		g_autofree char *lv = g_strconcat(dir, "/libvirt", NULL);
-		g_autofree char *lvq = g_strconcat(dir, "/libvirt/qemu", NULL);
-
-		if (!plain_mount(*m)) {
-			g_free(dir);
-			return dmem_fail(error, "dmemfs mount '%s': only letters, digits and ._/- "
-					 "can go into an AppArmor rule as they are", *m), NULL;
-		}
+		parent = g_path_get_dirname(*m);
+		dir = g_strdup(!strcmp(parent, DMEM_AA_RUN_DIR) ? DMEM_AA_RUN_DIR "/*" : *m);
 		if (!g_hash_table_add(done, dir))
 			continue;
+		lv = g_strconcat(dir, "/libvirt", NULL);
+		lvq = g_strconcat(dir, "/libvirt/qemu", NULL);
 		deny_all_but(out, dir, top);
 		deny_all_but(out, lv, qemu);
 		if (shortname)
@@ -310,18 +312,19 @@ char *dmem_aa_deny_rules(char *const *mounts, const char *uuid, const char *shor
 char *dmem_aa_main_profile(const char *template, const char *uuid, const char *rules,
 			   GError **error)
 {
-	g_autofree char *name = g_strconcat("\nprofile libvirt-", uuid, NULL);
-	g_autofree char *files = g_strdup_printf("%s  #include <libvirt/libvirt-%s.files>\n}",
-						 rules, uuid);
-	const char *p = strstr(template, "\nprofile LIBVIRT_TEMPLATE");
-	const char *end = p ? strstr(p, "\n}") : NULL;
+	static const char marker[] = "\nprofile LIBVIRT_TEMPLATE";
+	g_autofree char *name = dmem_domain_dirname(uuid);
+	const char *p = strstr(template, marker);
+	const char *body = p ? p + strlen(marker) : NULL;
+	const char *end = body ? strstr(body, "\n}") : NULL;
 
-	if (!p || !end || strstr(end + 2, "\n}"))
+	if (!end || strstr(end + 2, "\n}"))
 		return dmem_fail(error, "libvirt's AppArmor template has no 'profile "
 				 "LIBVIRT_TEMPLATE' with one closing brace"), NULL;
-	return g_strdup_printf("%.*s%s%.*s\n%s%s", (int)(p - template), template, name,
-			       (int)(end - p - strlen("\nprofile LIBVIRT_TEMPLATE")),
-			       p + strlen("\nprofile LIBVIRT_TEMPLATE"), files, end + 2);
+	/* as virt-aa-helper -c: the name, and the .files include at the end */
+	return g_strdup_printf("%.*s\nprofile %s%.*s\n%s  #include <libvirt/%s.files>\n}%s",
+			       (int)(p - template), template, name, (int)(end - body), body,
+			       rules, name, end + 2);
 }
 
 char *dmem_aa_short_name(long long id, const char *name)

@@ -329,9 +329,10 @@ static char *main_profile(const DmemConfig *cfg, const DomainPlan *plan, GError 
 	return rules ? dmem_aa_main_profile(template, plan->uuid, rules, error) : NULL;
 }
 
+/* the profile is named as the domain's directory: libvirt-<uuid> */
 static char *main_profile_path(const char *uuid)
 {
-	g_autofree char *name = g_strconcat("libvirt-", uuid, NULL);
+	g_autofree char *name = dmem_domain_dirname(uuid);
 
 	return g_build_filename(DMEM_AA_PROFILE_DIR, name, NULL);
 }
