@@ -42,6 +42,9 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 	expected+=(nested.vfio-l2-boot)
 fi
 
+# KUnit runs on the test boot only when the trunk's list has its checks
+printf '%s\n' "${expected[@]}" | grep -q '^kunit\.' && L1_KUNIT=1
+
 l1_ready "$BUILD/guest/dmemfs_test" "$BUILD/guest/dmemfs_vm_test" "$L1_SCRIPT"
 if [ "${1:-}" = --probe ]; then
 	l1_accel

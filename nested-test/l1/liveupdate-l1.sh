@@ -28,10 +28,12 @@
 #
 # Under TCG, a kexec'd boot pays for what the old kernel executed: the new
 # kernel's first large memblock allocation (the percpu first chunk, 2 MiB
-# a node, zeroed with rep stosb) lands on pages that still hold translated
-# code, and QEMU takes its self-modifying-code path for every byte stored
-# there (10 to 45 s, measured by sampling RIP/RDI/RCX over the monitor:
-# memblock_alloc_try_nid's memset at about 2 KB to 100 KB a second).
+# a node, zeroed by memset) lands on pages that still hold translated
+# code, and QEMU takes its self-modifying-code path for every store there
+# (10 to 45 s with ERMS's rep stosb, a byte a store, measured by sampling
+# RIP/RDI/RCX over the monitor: memblock_alloc_try_nid's memset at about
+# 2 KB to 100 KB a second; boot-l1.sh's L1 CPU has no ERMS, so rep stosq
+# stores 8 bytes at a time, some 5 times faster in L1).
 # Hardware has no such cost, and a kexec from an idle L1 shows none.  Each
 # kexec'd stage reports that step's time (setup_percpu to "percpu:
 # Embedded" in its kernel log) as stall_s, and make bench gives the
