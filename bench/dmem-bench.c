@@ -2,7 +2,7 @@
 /*
  * dmem-bench: populate benchmark of dmemfs against hugetlbfs, anonymous THP
  * and memfd (shmem), and a measurement of hugetlb's vmemmap optimisation
- * (HVO).  Runs inside L1 (bench/l1-bench.sh); prints machine-readable lines
+ * (HVO).  Runs inside L1 (nested-test/l1/bench/l1-bench.sh); prints machine-readable lines
  * on stdout that bench/report.sh turns into the report.  Not a test: it
  * measures and never judges.
  *

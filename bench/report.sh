@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/report.sh RAW OUTDIR: turn the lines of a benchmark boot (META,
-# BENCH, SKIP, HVO, HVOSKIP; see bench/dmem-bench.c and bench/l1-bench.sh)
+# BENCH, SKIP, HVO, HVOSKIP; see bench/dmem-bench.c and nested-test/l1/bench/l1-bench.sh)
 # into OUTDIR/report.md, report.json and report.svg.  Times are medians of
 # the rounds; every ratio is against dmemfs 2M with MADV_POPULATE_WRITE.
 set -euo pipefail

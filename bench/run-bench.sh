@@ -28,7 +28,7 @@ rm -rf "$out/run"
 echo "[bench] L1 with $append"
 [ -x "$out/dmem-bench" ] || { echo "[bench] missing ${out#$TOP/}/dmem-bench" >&2; exit 1; }
 RESULTS=$out/run L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
-	"$TOP/nested-test/host/boot-l1.sh" --baseline "$TOP/bench/l1-bench.sh"
+	"$TOP/nested-test/host/boot-l1.sh" --baseline "$TOP/nested-test/l1/bench/l1-bench.sh"
 raw=$out/run/l1/test-results.log
 # The host kernel update: dmem-liveupdate against virsh save/restore, in an
 # L1 of its own with a disk (nested-test/l1/liveupdate-l1.sh, also a test).

@@ -5,7 +5,7 @@
 #   make accept   boot L1 and run only the acceptance (build/results/accept/)
 #
 # `make test` runs the acceptance inside the trunk's L1 boot:
-# nested-test/l1/tests/l1-virsh.sh is one of the */tests/l1-*.sh scripts.
+# nested-test/l1/tests/l1-virsh.sh is one of the trunk's tests/l1-*.sh scripts.
 
 L2_DIR    := $(BUILD)/l2
 L2_AGENT  := $(L2_DIR)/agent

@@ -140,3 +140,92 @@ merged=$(
 )
 want='FAIL: a.step1: x|PASS: a.step1|PASS: a.step2|FAIL: a.setup: redone|PASS: a.step3|PASS: a.step3|'
 [ "$merged" = "$want" ] && out PASS resume-merge || out FAIL resume-merge "got '$merged'"
+# every in-L1 script (all of nested-test/l1/ but its libraries) answers
+# --list with exit 0 and, on a host (no l1.top=), refuses with exit 2.  Run
+# on a copy of the tree, as nobody when this runs as root: a script that
+# did not refuse would mount and install on this machine otherwise.
+top=$(cd "$here/../.." && pwd)
+l1_scripts() { # l1_scripts ROOT: the in-L1 scripts under ROOT/nested-test/l1
+	find "$1/nested-test/l1" -name '*.sh' ! -name '*-lib.sh' ! -name l1-common.sh | sort
+}
+copy=$fake/tree
+mkdir -p "$copy"
+cp -r "$top/nested-test" "$top/scripts" "$copy/"
+chmod -R a+rX "$fake"
+chmod a+rx "$fake"
+as_nobody=()
+[ "$(id -u)" = 0 ] && as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" > "$fake/cmdline"
+scan_scripts() { # sets n, nolist, norefuse over the copy's in-L1 scripts
+	local s rel msg rc
+	nolist= norefuse= n=0
+	while read -r s; do
+		n=$((n + 1))
+		rel=${s#"$copy"/}
+		(cd "$fake" && TOP=$copy "${as_nobody[@]}" bash "$s" --list > /dev/null 2>&1) < /dev/null || nolist="$nolist $rel"
+		msg=$(cd "$fake" && TOP=$copy L1_CMDLINE=$fake/cmdline timeout 20 "${as_nobody[@]}" bash "$s" 2>&1 < /dev/null)
+		rc=$?
+		case "$rc:$msg" in
+		2:*"refusing to run outside the test L1"*) ;;
+		*) norefuse="$norefuse $rel(exit $rc)" ;;
+		esac
+	done < <(l1_scripts "$copy")
+}
+scan_scripts
+[ "$n" -ge 20 ] && [ -z "$nolist" ] && out PASS every-l1-script-lists || out FAIL every-l1-script-lists "$n scripts; no --list:${nolist:- none}"
+[ "$n" -ge 20 ] && [ -z "$norefuse" ] && out PASS every-l1-script-refuses-on-host || out FAIL every-l1-script-refuses-on-host "$n scripts; ran on a host:${norefuse:- none}"
+# the planted fault: a script without the guard, and one without --list
+printf '#!/bin/bash\n[ "${1:-}" = --list ] && exit 0\necho "would mount here"\n' > "$copy/nested-test/l1/tests/l1-planted.sh"
+printf '#!/bin/bash\n. "$TOP/nested-test/l1/l1-common.sh"\nl1_only\n' > "$copy/nested-test/l1/tests/l1-nolist.sh"
+chmod a+r "$copy"/nested-test/l1/tests/l1-*.sh
+scan_scripts
+case "$norefuse|$nolist" in
+*l1-planted.sh*"|"*l1-nolist.sh*) out PASS planted-scripts-caught ;;
+*) out FAIL planted-scripts-caught "not caught: ran on a host:${norefuse:- none}; no --list:${nolist:- none}" ;;
+esac
+rm -f "$copy/nested-test/l1/tests/l1-planted.sh" "$copy/nested-test/l1/tests/l1-nolist.sh"
+# the Makefile includes its fragments with include, not -include: one that
+# is missing stops make, rather than dropping its test steps silently
+mk=$fake/mk
+mkdir -p "$mk"
+(cd "$top" && find . -name '*.mk' -not -path './build/*' -print0 | cpio -0pdm --quiet "$mk") 2> /dev/null
+cp "$top/Makefile" "$mk/"
+if ! make -n -C "$mk" -f Makefile test-steps TOP="$mk" > /dev/null 2>&1; then
+	out FAIL make-fragments-complete "make -n test-steps fails on a full copy of the fragments"
+else
+	out PASS make-fragments-complete
+	missing=
+	for f in $(cd "$mk" && grep -o '^include [^ ]*' Makefile | cut -d' ' -f2); do
+		mv "$mk/$f" "$mk/$f.gone"
+		make -n -C "$mk" -f Makefile test-steps TOP="$mk" > /dev/null 2>&1 && missing="$missing $f"
+		mv "$mk/$f.gone" "$mk/$f"
+	done
+	[ -z "$missing" ] && out PASS make-missing-fragment-fails || out FAIL make-missing-fragment-fails "make ran without:$missing"
+fi
+# l1-hook-checks.sh in a controlled L1 without a 1G mount, or without the
+# 2 GiB of node 1 it needs: hook.1g-pages FAILs, never SKIPs or PASSes.  On
+# the host: a stub hook that does nothing, a fake pool, a plain directory
+# taken for the 2M mount; as nobody when root, like the scripts above.
+hk=$fake/hook
+mkdir -p "$hk/bin" "$hk/m2" "$hk/m1g" "$hk/dmem/node0" "$hk/dmem/node1"
+printf '#!/bin/sh\nexit 0\n' > "$hk/bin/dmemfs-hook"
+chmod a+rx "$hk/bin/dmemfs-hook"
+for n in 0 1; do echo 0 > "$hk/dmem/node$n/used_bytes"; done
+echo $((2 << 30)) > "$hk/dmem/node0/free_bytes"
+chmod -R a+rwX "$hk"
+echo "console=ttyS0 l1.top=$copy l1.script=x" > "$fake/l1cmdline"
+hook_1g() { # hook_1g M1G NODE1_FREE -> the hook.1g-pages line
+	echo "$2" > "$hk/dmem/node1/free_bytes"
+	(cd "$fake" && TOP=$copy L1_CMDLINE=$fake/l1cmdline L1_OUT=stdout BIN=$hk/bin DMEMFS_SYSFS_ROOT=$hk/dmem \
+		DMEMFS_MAGIC_HEX=$(stat -f -c %t "$hk/m2") DMEMFS_2M_MOUNT=$hk/m2 DMEMFS_1G_MOUNT=$1 QEMU_USER=root \
+		timeout 60 "${as_nobody[@]}" bash "$copy/nested-test/l1/tests/l1-hook-checks.sh" 2>&1 < /dev/null) |
+		grep -E '^(PASS|FAIL|SKIP): hook\.1g-pages' | head -1
+}
+for c in "no-1g-mount| |$((4 << 30))" "node1-short|$hk/m1g|$((1 << 30))"; do
+	IFS='|' read -r name m want <<< "$c"
+	got=$(hook_1g "${m// /}" "$want")
+	case "$got" in
+	FAIL:*) out PASS "hook-1g-pages-fails-$name" ;;
+	*) out FAIL "hook-1g-pages-fails-$name" "got '$got'" ;;
+	esac
+done

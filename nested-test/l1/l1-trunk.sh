@@ -6,7 +6,7 @@
 #       report the memory accounting of this boot (no dmem= expected) and exit
 #   l1-trunk.sh --build=DIR [--base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB]
 #       the trunk checks: dmemfs_test, dmemfs_vm_test, KUnit results, MemTotal and memmap
-#       accounting against the --base boot, every $TOP/*/tests/l1-*.sh (with
+#       accounting against the --base boot, every nested-test/l1/tests/l1-*.sh (with
 #       DMEMFS_2M_MOUNT and DMEMFS_1G_MOUNT set), and a final kernel log scan
 #   l1-trunk.sh --build=DIR --base=... --from=STEP
 #       the same, from STEP on (host: run-l1.sh's resume after a TCG crash):

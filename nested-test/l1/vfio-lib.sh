@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # VFIO helpers for scripts inside L1 (nested-test/l1/tests/l1-vfio.sh,
-# bench/l1-bench.sh).  L1 has a vIOMMU and the QEMU edu device (PCI
+# nested-test/l1/bench/l1-bench.sh).  L1 has a vIOMMU and the QEMU edu device (PCI
 # 1234:11e8), see nested-test/host/boot-l1.sh.
 #
 #   vfio_edu_bdf             print the edu device's PCI address (0000:00:04.0)

@@ -12,7 +12,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=nested-test/l1/l1-common.sh
-. "$here/../../nested-test/l1/l1-common.sh"
+. "$here/../l1-common.sh"
 result_area hook
 if [ "${1:-}" = --list ]; then
 	for c in setup prepare-exits-0 file-ram-node0 file-ram-node1 dpages-on-cell-nodes \
@@ -23,7 +23,7 @@ if [ "${1:-}" = --list ]; then
 	exit 0
 fi
 l1_only
-BIN=${BIN:-$(cd "$(dirname "$0")/../../build/bin" 2>/dev/null && pwd)}
+BIN=${BIN:-$(cd "$here/../../../build/bin" 2>/dev/null && pwd)}
 HOOK=$BIN/dmemfs-hook
 M2=${DMEMFS_2M_MOUNT:-}
 M1G=${DMEMFS_1G_MOUNT:-}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Inside L1, from bench/l1-bench.sh: the time of a virtio-mem grow of a
+# Inside L1, from nested-test/l1/bench/l1-bench.sh: the time of a virtio-mem grow of a
 # running L2 through libvirt, with the device's memory on dmemfs 2M (our hook
 # and wrapper), hugetlbfs 2M (<hugepages/>) and anonymous memory; the same
 # 2-cell domain otherwise, QEMU preallocating each plugged block in all three
@@ -13,11 +13,14 @@
 # block and, for dmem, the zeroing of dpages the zeroers had not cleaned.
 # Nothing here passes or fails.  Usage: l1-vmemgrow.sh ROUNDS GROW_MIB
 set -u
+# no checks of its own: its lines are l1-bench.sh's
+[ "${1:-}" = --list ] && exit 0
 rounds=${1:-2} grow=${2:-1024}
 TOP=${TOP:?TOP is not set}
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 # shellcheck source=nested-test/l1/l2-lib.sh
 . "$TOP/nested-test/l1/l2-lib.sh"
+l1_only
 say() { printf '[vmemgrow] %s\n' "$*" >&2; }
 C0=64 C1=128
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Inside L1, from bench/l1-bench.sh: L2 start time through libvirt with the
+# Inside L1, from nested-test/l1/bench/l1-bench.sh: L2 start time through libvirt with the
 # guest memory on dmemfs 2M (our hook + wrapper) from a pool the background
 # zeroers cleaned, dmemfs 2M with background zeroing off (every dpage is
 # zeroed while the hook preallocates), hugetlbfs 2M (<hugepages/>) and
@@ -13,12 +13,15 @@
 # (it writes a pattern over all guest RAM).  Nothing here passes or fails.
 # Usage: l1-l2start.sh ROUNDS CELL_MIB[,CELL_MIB...]
 set -u
+# no checks of its own: its lines are l1-bench.sh's
+[ "${1:-}" = --list ] && exit 0
 rounds=${1:-2} cells=${2:-256}
 zeroing=/sys/kernel/mm/dmem/background_zeroing
 TOP=${TOP:?TOP is not set}
 export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 # shellcheck source=nested-test/l1/l2-lib.sh
 . "$TOP/nested-test/l1/l2-lib.sh"
+l1_only
 say() { printf '[l2start] %s\n' "$*" >&2; }
 
 # libvirt finds hugetlbfs mounts when it starts; /dev/hugepages is its default

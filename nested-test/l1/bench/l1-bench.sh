@@ -33,7 +33,7 @@ for w in $(cat /proc/cmdline); do
 done
 
 # shellcheck source=nested-test/l1/l1-common.sh
-. "$(dirname "$0")/../nested-test/l1/l1-common.sh"
+. "$TOP/nested-test/l1/l1-common.sh"
 l1_channel
 out() { res "$@"; }
 meta() { out "META $1=$2"; }
@@ -131,19 +131,19 @@ meta dmem_free_after_vfio "$(pool_sum free)"
 for d in "${dirs[@]}"; do umount "$d"; done
 
 # ---- L2 start time through libvirt: dmem vs hugetlbfs vs anonymous
-echo "== bench/l1-l2start.sh"
+echo "== nested-test/l1/bench/l1-l2start.sh"
 t0=$SECONDS
 meta l2start_cell_mib 256,1024
-bash "$TOP/bench/l1-l2start.sh" 2 256,1024 2>&1 | while IFS= read -r l; do
+bash "$TOP/nested-test/l1/bench/l1-l2start.sh" 2 256,1024 2>&1 | while IFS= read -r l; do
 	case $l in L2START*) out "$l" ;; *) echo "$l" ;; esac
 done
 meta l2start_seconds $((SECONDS - t0))
 
 # ---- virtio-mem grow of a running L2: dmem vs hugetlbfs vs anonymous
-echo "== bench/l1-vmemgrow.sh"
+echo "== nested-test/l1/bench/l1-vmemgrow.sh"
 t0=$SECONDS
 meta vmemgrow_mib 1024
-bash "$TOP/bench/l1-vmemgrow.sh" 2 1024 2>&1 | while IFS= read -r l; do
+bash "$TOP/nested-test/l1/bench/l1-vmemgrow.sh" 2 1024 2>&1 | while IFS= read -r l; do
 	case $l in VMEMGROW*) out "$l" ;; *) echo "$l" ;; esac
 done
 meta vmemgrow_seconds $((SECONDS - t0))
