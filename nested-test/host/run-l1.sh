@@ -24,8 +24,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 # CI host can be a third slower (stop 37's timed out at 2400 s).  A hang
 # costs 45 min, which still leaves make test under CI's 90.
 : "${L1_TIMEOUT:=2700}"
-# shellcheck source=nested-test/host/boot-l1.sh
-. "$here/boot-l1.sh" --lib
+# shellcheck source=nested-test/host/l1-boot-lib.sh
+. "$here/l1-boot-lib.sh"
+l1_area nested
 L1_SCRIPT=$TOP/nested-test/l1/l1-trunk.sh
 
 # ---- what must come back: the trunk's own --list (the same lists it
