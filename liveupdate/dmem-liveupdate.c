@@ -302,22 +302,6 @@ static gboolean mounts_distinct(const DmemConfig *cfg, GError **error)
 	return TRUE;
 }
 
-static gboolean run(const char *const *argv, GError **error)
-{
-	g_autofree char *err = NULL;
-	int status;
-
-	if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL,
-			  NULL, NULL, NULL, &err, &status, error))
-		return FALSE;
-	if (!g_spawn_check_wait_status(status, NULL)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: %s", argv[0],
-			    err && *err ? g_strstrip(err) : "failed");
-		return FALSE;
-	}
-	return TRUE;
-}
-
 /* a saved guest back after a failure: a thread each, on a connection of its own */
 static gpointer restore_back(gpointer data)
 {
@@ -552,8 +536,9 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 	{
 		const char *argv[] = { "kexec", "-l", opt_kernel, mem_max, cmd_opt, initrd_opt, NULL };
 
-		if (!run(argv, &e)) {
-			say_error("kexec -l: %s", e->message);
+		/* the error names the command, its exit status and what it said */
+		if (!dmem_run(argv, NULL, &e)) {
+			say_error("%s", e->message);
 			roll_back(cfg, doms, state);
 			return 1;
 		}
@@ -567,11 +552,11 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		const char *argv[] = { "kexec", "-e", NULL };
 		const char *unload[] = { "kexec", "-u", NULL };
 
-		run(argv, &e);
+		dmem_run(argv, NULL, &e);
 		/* still here: nothing happened, the guests come back */
-		say_error("kexec -e: %s; the guests are restored", e ? e->message : "returned");
+		say_error("%s; the guests are restored", e ? e->message : "kexec -e: returned");
 		g_clear_error(&e);
-		run(unload, &e);
+		dmem_run(unload, NULL, &e);
 		roll_back(cfg, doms, state);
 	}
 	return 1;

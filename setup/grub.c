@@ -139,12 +139,10 @@ static JsonNode *member(JsonObject *o, const char *name, JsonNodeType type)
 char *setup_grub_recommend(char *const *guests, const char *reserve, GError **error)
 {
 	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
-	g_autofree char *prog = NULL, *out = NULL, *err = NULL;
+	g_autofree char *prog = NULL, *out = NULL;
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GError) e = NULL;
 	JsonNode *root, *rec, *dmem;
 	const char *value;
-	int status;
 
 	if (!(prog = capacity_path(error)))
 		return NULL;
@@ -156,18 +154,9 @@ char *setup_grub_recommend(char *const *guests, const char *reserve, GError **er
 	if (reserve)
 		g_ptr_array_add(argv, g_strdup_printf("--reserve=%s", reserve));
 	g_ptr_array_add(argv, NULL);
-	/* an argv, no shell; dmem-capacity's own line on a failure */
-	if (!g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDIN_FROM_DEV_NULL, NULL,
-			  NULL, &out, &err, &status, &e)) {
-		dmem_fail(error, "%s: %s", prog, e->message);
+	/* an argv, no shell; on a failure the command and dmem-capacity's own line */
+	if (!dmem_run((const char *const *)argv->pdata, &out, error))
 		return NULL;
-	}
-	if (!g_spawn_check_wait_status(status, &e)) {
-		g_strstrip(err);
-		g_strdelimit(err, "\r\n", ' ');
-		dmem_fail(error, "%s", *err ? err : e->message);
-		return NULL;
-	}
 	if (!json_parser_load_from_data(parser, out, -1, NULL) ||
 	    !(root = json_parser_get_root(parser)) || !JSON_NODE_HOLDS_OBJECT(root)) {
 		dmem_fail(error, "dmem-capacity --json printed no JSON object");

@@ -989,6 +989,100 @@ static void test_path_fstype(void)
 	}
 }
 
+/* text in one line: lines trimmed, empty ones dropped, controls blanked */
+static void test_one_line(void)
+{
+	const struct { const char *in, *out; } cases[] = {
+		{ "", "" },
+		{ "one", "one" },
+		{ "one\n", "one" },
+		{ "  a \r\n\n b\t c \n\n", "a; b  c" },
+		{ "x\033[1m", "x [1m" },
+		{ "bad \xff byte", "bad \xef\xbf\xbd byte" },
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *got = dmem_one_line(cases[i].in, "; ");
+
+		g_assert_cmpstr(got, ==, cases[i].out);
+	}
+	{
+		g_autofree char *null = dmem_one_line(NULL, " ");
+
+		g_assert_cmpstr(null, ==, "");
+	}
+}
+
+/*
+ * dmem_run(): stdout captured, and a failure that says which command
+ * (quoted as a shell would need it), how it ended and what it said.
+ */
+static void test_run_command(void)
+{
+	const char *echo[] = { "sh", "-c", "echo out; echo noise >&2", NULL };
+	const char *three[] = { "sh", "-c", "echo 'first line' >&2; echo >&2; echo '  second' >&2; "
+				"exit 3", NULL };
+	const char *quoted[] = { "sh", "-c", "exit 1", "a b", "it's", "", "x\ny", NULL };
+	const char *missing[] = { "/nonexistent/dmem-no-such-program", "--flag", NULL };
+	const char *killed[] = { "sh", "-c", "kill -9 $$", NULL };
+	const char *silent[] = { "false", NULL };
+	g_autofree char *out = NULL, *none = NULL;
+	g_autoptr(GError) e = NULL;
+
+	g_assert_true(dmem_run(echo, &out, &e));
+	g_assert_no_error(e);
+	g_assert_cmpstr(out, ==, "out\n");
+	g_assert_true(dmem_run(echo, NULL, &e));
+	g_assert_no_error(e);
+
+	/* the argv, the status, the stderr folded into one line */
+	g_assert_false(dmem_run(three, &none, &e));
+	g_assert_null(none);
+	g_assert_error(e, DMEM_ERROR, DMEM_ERROR_FAILED);
+	g_assert_cmpstr(e->message, ==, "sh -c 'echo '\\''first line'\\'' >&2; echo >&2; echo "
+			"'\\''  second'\\'' >&2; exit 3': exit status 3: first line; second");
+	g_clear_error(&e);
+
+	/* a space, a quote, an empty argument, a newline: each quoted */
+	g_assert_false(dmem_run(quoted, NULL, &e));
+	g_assert_nonnull(e);
+	g_assert_cmpstr(e->message, ==, "sh -c 'exit 1' 'a b' 'it'\\''s' '' $'x\\ny': "
+			"exit status 1");
+	g_clear_error(&e);
+
+	/* a program that is not there: named */
+	g_assert_false(dmem_run(missing, NULL, &e));
+	g_assert_nonnull(e);
+	g_assert_true(g_str_has_prefix(e->message, "/nonexistent/dmem-no-such-program --flag: "));
+	g_assert_nonnull(strstr(e->message + strlen(missing[0]), missing[0]));
+	g_assert_null(strchr(e->message, '\n'));
+	g_clear_error(&e);
+
+	g_assert_false(dmem_run(killed, NULL, &e));
+	g_assert_nonnull(e);
+	g_assert_nonnull(strstr(e->message, "killed by signal 9"));
+	g_clear_error(&e);
+
+	/* found in PATH, nothing on stderr: the status alone */
+	g_assert_false(dmem_run(silent, NULL, &e));
+	g_assert_nonnull(e);
+	g_assert_cmpstr(e->message, ==, "false: exit status 1");
+	g_clear_error(&e);
+
+	/* a long command and a long stderr are cut */
+	{
+		g_autofree char *arg = g_strnfill(3000, 'a');
+		const char *longer[] = { "sh", "-c", "head -c 5000 /dev/zero | tr '\\0' e >&2; exit 2",
+					 arg, NULL };
+
+		g_assert_false(dmem_run(longer, NULL, &e));
+		g_assert_nonnull(e);
+		g_assert_nonnull(strstr(e->message, "aaa...: exit status 2: eee"));
+		g_assert_true(g_str_has_suffix(e->message, "eee..."));
+		g_assert_cmpuint(strlen(e->message), <, 1024 + 512 + 64);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1017,5 +1111,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/aaprofile/rules", test_aa_rules);
 	g_test_add_func("/lib/aaprofile/deny-rules", test_aa_deny_rules);
 	g_test_add_func("/lib/file/path-fstype", test_path_fstype);
+	g_test_add_func("/lib/run/one-line", test_one_line);
+	g_test_add_func("/lib/run/command", test_run_command);
 	return g_test_run();
 }

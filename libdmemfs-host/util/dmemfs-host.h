@@ -6,7 +6,8 @@
  *  - page sizes and libvirt-syntax NUMA nodesets,
  *  - the configuration file (GKeyFile, /etc/dmemfs-host.conf) and its mounts,
  *  - per-node dmem pool statistics from sysfs,
- *  - creating and preallocating a dmemfs file under a NUMA policy.
+ *  - creating and preallocating a dmemfs file under a NUMA policy,
+ *  - running another program (run.c).
  *
  * The model layer (../model/: a domain's plan, its directory and files,
  * the carry state of a host kernel update) builds on it; the programs
@@ -193,5 +194,24 @@ gboolean dmem_backend_id_valid(const char *id);
 gboolean dmem_read_all(int fd, gsize max, char **buf, gsize *len, GError **error);
 /* round up to a multiple of align (power of two); FALSE on overflow */
 gboolean dmem_round_up(guint64 v, guint64 align, guint64 *out);
+/*
+ * @text (NULL: "") as one line of valid UTF-8: each line trimmed, the
+ * empty ones dropped, the others joined by @sep, any other control
+ * character a blank.
+ */
+char *dmem_one_line(const char *text, const char *sep);
+
+/* ---- running a program ------------------------------------------------ */
+/*
+ * Run @argv (argv[0] looked up in PATH unless it holds a '/'), no shell,
+ * stdin from /dev/null; its stdout into *@out when @out is not NULL
+ * (discarded otherwise), only on success.  A failure to start it, a
+ * non-zero exit or a signal: FALSE, and @error names the whole command
+ * (each argument quoted as a shell would need it, cut at 1 KiB), how it
+ * ended, and its stderr folded into one line (cut at 512 bytes):
+ *
+ *	kexec -l /boot/vmlinuz '--command-line=a b': exit status 1: Cannot ...
+ */
+gboolean dmem_run(const char *const *argv, char **out, GError **error);
 
 #endif

@@ -375,8 +375,11 @@ static void test_grub_recommend(void)
 	const struct {
 		const char *body, *says;
 	} bad[] = {
-		{ "echo 'dmem-capacity: error: bad shape' >&2; exit 2", "bad shape" },
-		{ "kill -9 $$", "signal" },
+		/* the command that failed, how, and its own line */
+		{ "echo 'dmem-capacity: error: bad shape' >&2; exit 2",
+		  "/dmem-capacity --recommend --json --guest=4G --guest=2G+2G --reserve=8G: "
+		  "exit status 2: dmem-capacity: error: bad shape" },
+		{ "kill -9 $$", "killed by signal 9" },
 		{ "echo 'not json'", "no JSON object" },
 		{ "echo '[1]'", "no JSON object" },
 		{ "echo '{\"recommend\":5}'", "no recommend.dmem" },
