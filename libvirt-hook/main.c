@@ -17,14 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define PROG "dmemfs-hook"
+
 static int die(const char *uuid, const char *msg)
 {
 	/* a message that already starts with "domain <uuid>" gets no second prefix */
 	if (uuid && !(g_str_has_prefix(msg, "domain ") && !strncmp(msg + 7, uuid, strlen(uuid))))
-		fprintf(stderr, "dmemfs-hook: domain %s: %s\n", uuid, msg);
-	else
-		fprintf(stderr, "dmemfs-hook: %s\n", msg);
-	return 1;
+		return dmem_cli_fail(PROG, 1, "domain %s: %s", uuid, msg);
+	return dmem_cli_fail(PROG, 1, "%s", msg);
 }
 
 static DomainPlan *read_plan(const PlanOptions *opts, GError **error)
@@ -60,15 +60,11 @@ static int cmd_plan(int argc, char **argv)
 	g_option_context_set_summary(ctx, "As a libvirt hook: dmemfs-hook DOMAIN OP SUBOP EXTRA "
 				     "< domain.xml");
 	if (!g_option_context_parse(ctx, &argc, &argv, &e) || argc > 1) {
-		fprintf(stderr, "dmemfs-hook: %s (usage: dmemfs-hook --plan [--pagesize 4K|2M|1G] "
-				"[--check] < domain.xml)\n",
-			e ? e->message : "unexpected argument");
-		return 2;
+		return dmem_cli_fail(PROG, 2, "%s (usage: dmemfs-hook --plan [--pagesize 4K|2M|1G] "
+				     "[--check] < domain.xml)", e ? e->message : "unexpected argument");
 	}
-	if (pagesize && !dmem_pagesize_parse(pagesize, &opts.pagesize)) {
-		fprintf(stderr, "dmemfs-hook: --pagesize must be 4K, 2M or 1G\n");
-		return 2;
-	}
+	if (pagesize && !dmem_pagesize_parse(pagesize, &opts.pagesize))
+		return dmem_cli_fail(PROG, 2, "--pagesize must be 4K, 2M or 1G");
 	plan = read_plan(&opts, &e);
 	if (!plan)
 		return die(NULL, e->message);

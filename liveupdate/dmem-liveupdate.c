@@ -62,15 +62,14 @@ static char *opt_uri, *opt_kernel, *opt_initrd, *opt_append;
 static gboolean opt_restore, opt_abort, opt_no_exec;
 
 static void say_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* one line each, whatever libvirt or a command said */
 static void say_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("dmem-liveupdate: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	dmem_cli_failv("dmem-liveupdate", 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* libvirt prints every error on stderr by default: ours are one line each */

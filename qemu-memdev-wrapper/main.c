@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* QEMU's stand-in: libvirt logs its stderr and fails the start with what it said */
+#define PROG "qemu-memdev-wrapper"
+
 typedef struct {
 	const DmemConfig *cfg;
 	gboolean dry_run;
@@ -88,12 +91,6 @@ static gboolean check_confinement(const DmemConfig *cfg, const WrapResult *res, 
 	return FALSE;
 }
 
-static int fail(const char *msg)
-{
-	fprintf(stderr, "qemu-memdev-wrapper: %s\n", msg);
-	return 1;
-}
-
 static gboolean same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -152,9 +149,9 @@ static int carry_monitor(void)
 		if (!qmp_execute(3, cmds, deadline, &e)) {
 			gboolean gone = g_error_matches(e, QMP_ERROR, QMP_ERROR_CLOSED);
 
-			fprintf(stderr, "qemu-memdev-wrapper: x-ignore-shared could not be set (%s)%s; "
-					"the carried domain's files stay for another dmem-liveupdate "
-					"--restore\n", e->message, gone ? "" : ": stopping QEMU");
+			dmem_cli_fail(PROG, 1, "x-ignore-shared could not be set (%s)%s; the carried "
+				      "domain's files stay for another dmem-liveupdate --restore",
+				      e->message, gone ? "" : ": stopping QEMU");
 			if (!gone)
 				pidfd_send_signal(4, SIGKILL, NULL, 0);
 		}
@@ -185,17 +182,18 @@ int main(int argc, char **argv)
 	}
 	cfg = dmem_config_load(&e);
 	if (!cfg)
-		return fail(e->message);
+		return dmem_cli_error(PROG, e);
 	ctx.cfg = cfg;
 	if (!wrap_rewrite(cfg->qemu_binary, argc - first, argv + first, resolve, &ctx, &res, &e))
-		return fail(e->message);
+		return dmem_cli_error(PROG, e);
 	if (!ctx.dry_run && !check_confinement(cfg, &res, &e))
-		return fail(e->message);
+		return dmem_cli_error(PROG, e);
 	if (!ctx.dry_run && wrap_carry_incoming(&res, argc - first, argv + first)) {
 		int fd = carry_monitor();
 
 		if (fd < 0)
-			return fail("x-ignore-shared: no monitor for the restore of a carried domain");
+			return dmem_cli_fail(PROG, 1, "x-ignore-shared: no monitor for the restore of a "
+					     "carried domain");
 		wrap_add_monitor(&res, fd);
 	}
 
@@ -205,24 +203,17 @@ int main(int argc, char **argv)
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	if (same_file(cfg->qemu_binary, "/proc/self/exe"))
-		return fail("[qemu] binary points at the wrapper itself");
+		return dmem_cli_fail(PROG, 1, "[qemu] binary points at the wrapper itself");
 	for (guint i = 0; i < res.files->len; i++) {
 		const char *p = g_ptr_array_index(res.files, i);
 		struct stat st;
 		int err = lstat(p, &st) < 0 ? errno : 0;
 
 		/* QEMU would create a missing file itself, outside admission control */
-		if (err || !S_ISREG(st.st_mode)) {
-			g_autofree char *m = g_strdup_printf(
-				"%s: %s (did the dmemfs hook prepare this domain?)", p,
-				err ? g_strerror(err) : "not a regular file");
-			return fail(m);
-		}
+		if (err || !S_ISREG(st.st_mode))
+			return dmem_cli_fail(PROG, 1, "%s: %s (did the dmemfs hook prepare this "
+					     "domain?)", p, err ? g_strerror(err) : "not a regular file");
 	}
 	execv(cfg->qemu_binary, (char **)res.argv->pdata);
-	{
-		g_autofree char *m = g_strdup_printf("exec %s: %s", cfg->qemu_binary,
-						     g_strerror(errno));
-		return fail(m);
-	}
+	return dmem_cli_fail(PROG, 1, "exec %s: %s", cfg->qemu_binary, g_strerror(errno));
 }

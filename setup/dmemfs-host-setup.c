@@ -56,6 +56,7 @@
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
 
+#define PROG "dmemfs-host-setup"
 #define SETUP_MOUNT_FLAGS (MS_NOSUID | MS_NODEV | MS_NOEXEC)
 #define SETUP_LOCK DMEM_NODEPOOL_DIR ".lock"
 
@@ -594,15 +595,12 @@ static int grub(int argc, char **argv, gboolean recommend, char **guests, const 
 
 	if (argc != (recommend ? 2 : 3) || (!recommend && (guests || reserve)) ||
 	    (recommend && !guests) || !*file) {
-		g_printerr("dmemfs-host-setup: grub takes a dmem= value, or --recommend with "
-			   "--guest SHAPE (see --help)\n");
-		return 2;
+		return dmem_cli_fail(PROG, 2, "grub takes a dmem= value, or --recommend with "
+				     "--guest SHAPE (see --help)");
 	}
 	value = recommend ? setup_grub_recommend(guests, reserve, &e) : g_strdup(argv[2]);
-	if (!value || !setup_grub_write(file, value, &e)) {
-		g_printerr("dmemfs-host-setup: grub: %s\n", e->message);
-		return 1;
-	}
+	if (!value || !setup_grub_write(file, value, &e))
+		return dmem_cli_fail(PROG, 1, "grub: %s", e->message);
 	printf("dmemfs-host-setup: grub: DMEM=\"%s\" in %s; run update-grub and reboot into "
 	       "the dmemfs kernel\n", value, file);
 	return 0;
@@ -640,27 +638,22 @@ int main(int argc, char **argv)
 				     "libvirt storage pools dmem-node<N>.\ndown: take the pools and "
 				     "the instances away.\ngrub DMEM, grub --recommend --guest SHAPE: "
 				     "the dmem= to boot with, in " SETUP_GRUB_FILE ".");
-	if (!g_option_context_parse(ctx, &argc, &argv, &e)) {
-		g_printerr("dmemfs-host-setup: %s (see --help)\n", e->message);
-		return 2;
-	}
+	if (!g_option_context_parse(ctx, &argc, &argv, &e))
+		return dmem_cli_fail(PROG, 2, "%s (see --help)", e->message);
 	if (argc >= 2 && !strcmp(argv[1], "grub") && !config && !uri)
 		return grub(argc, argv, recommend, guests, reserve,
 			    grub_file ? grub_file : SETUP_GRUB_FILE);
 	if (argc != 2 || (strcmp(argv[1], "mount") && strcmp(argv[1], "up") &&
 			  strcmp(argv[1], "down")) || recommend || guests || reserve || grub_file) {
-		g_printerr("dmemfs-host-setup: say mount, up, down or grub; --recommend, --guest, "
-			   "--reserve and --grub-file go with grub only, --config and --connect "
-			   "not with it (see --help)\n");
-		return 2;
+		return dmem_cli_fail(PROG, 2, "say mount, up, down or grub; --recommend, --guest, "
+				     "--reserve and --grub-file go with grub only, --config and "
+				     "--connect not with it (see --help)");
 	}
 	up = strcmp(argv[1], "down") != 0;
 	pools = !strcmp(argv[1], "up");
 	cfg = config ? dmem_config_load_file(config, TRUE, &e) : dmem_config_load(&e);
-	if (!cfg) {
-		g_printerr("dmemfs-host-setup: %s\n", e->message);
-		return 1;
-	}
+	if (!cfg)
+		return dmem_cli_error(PROG, e);
 	virSetErrorFunc(NULL, quiet_libvirt);
 	s.cfg = cfg;
 	s.uri = uri ? uri : "qemu:///system";
@@ -668,11 +661,11 @@ int main(int argc, char **argv)
 	g_array_set_clear_func(s.undo, undo_clear);
 	ok = up ? setup_up(&s, pools, &e) : setup_down(&s, &e);
 	if (!ok && up)
-		g_printerr("dmemfs-host-setup: %s (%s)\n", e->message,
-			   undo_all(&s) ? "nothing changed" : "partly undone: see the mounts and "
-			   "storage pools");
+		dmem_cli_fail(PROG, 1, "%s (%s)", e->message,
+			      undo_all(&s) ? "nothing changed" : "partly undone: see the mounts and "
+			      "storage pools");
 	else if (!ok)
-		g_printerr("dmemfs-host-setup: %s\n", e->message);
+		dmem_cli_error(PROG, e);
 	if (s.conn)
 		virConnectClose(s.conn);
 	g_array_free(s.undo, TRUE);

@@ -20,19 +20,19 @@ static const char summary[] =
 	"last refreshed; --refresh connects read-write and refreshes them first).\n"
 	"Sizes take binary units B, K, M, G, T, P.  See dmem-capacity(1).";
 
+/* every failure line starts so */
+#define PREFIX "dmem-capacity: error"
+
 static void G_GNUC_NORETURN die(int code, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 
 static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
-	g_autofree char *m = NULL;
 
 	va_start(ap, fmt);
-	m = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
 	/* one line, whatever the message carried */
-	g_strdelimit(m, "\r\n", ' ');
-	fprintf(stderr, "dmem-capacity: error: %s\n", m);
+	dmem_cli_failv(PREFIX, code, fmt, ap);
+	va_end(ap);
 	exit(code);
 }
 
@@ -228,8 +228,7 @@ static int run_fleet(const opts *o)
 		host_options(&h->host, o);
 		if (!cap_host_from_libvirt(&h->host, &h->remote, &e)) {
 			h->error = g_strdup(e->message);
-			g_strdelimit(e->message, "\r\n", ' '); /* one line, whatever the daemon said */
-			fprintf(stderr, "dmem-capacity: error: %s\n", e->message);
+			dmem_cli_error(PREFIX, e); /* one line, whatever the daemon said */
 			failed++;
 			continue;
 		}

@@ -1083,6 +1083,24 @@ static void test_run_command(void)
 	}
 }
 
+/* a program's failure: one line each, its prefix, the code it is given */
+static void test_cli_fail(void)
+{
+	if (g_test_subprocess()) {
+		g_autoptr(GError) e = g_error_new_literal(DMEM_ERROR, DMEM_ERROR_FAILED,
+							  "libvirt said\nthis\n");
+
+		g_assert_cmpint(dmem_cli_fail("prog", 2, "bad %s\r\n  thing\n", "arg"), ==, 2);
+		g_assert_cmpint(dmem_cli_error("prog: error", e), ==, 1);
+		g_assert_cmpint(dmem_cli_fail("prog", 0, "%s", ""), ==, 0);
+		return;
+	}
+	g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+	g_test_trap_assert_passed();
+	g_test_trap_assert_stdout("");
+	g_test_trap_assert_stderr("prog: bad arg; thing\nprog: error: libvirt said; this\nprog: \n");
+}
+
 int main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
@@ -1113,5 +1131,6 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/file/path-fstype", test_path_fstype);
 	g_test_add_func("/lib/run/one-line", test_one_line);
 	g_test_add_func("/lib/run/command", test_run_command);
+	g_test_add_func("/lib/cli/fail", test_cli_fail);
 	return g_test_run();
 }

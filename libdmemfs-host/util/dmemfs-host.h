@@ -20,6 +20,7 @@
 #define DMEMFS_HOST_H
 
 #include <glib.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -200,6 +201,20 @@ gboolean dmem_round_up(guint64 v, guint64 align, guint64 *out);
  * character a blank.
  */
 char *dmem_one_line(const char *text, const char *sep);
+
+/* ---- a program's failure ----------------------------------------------- */
+/*
+ * The one line a program says a failure with: "@prefix: message" on
+ * stderr, the message folded into one line (dmem_one_line(), "; "),
+ * written at once.  Returns @code, the exit status to use:
+ *
+ *	return dmem_cli_fail("dmemfs-host-setup", 2, "say mount, up or down");
+ */
+int dmem_cli_fail(const char *prefix, int code, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+int dmem_cli_failv(const char *prefix, int code, const char *fmt, va_list ap)
+	G_GNUC_PRINTF(3, 0);
+/* @error's message, exit status 1 */
+int dmem_cli_error(const char *prefix, const GError *error);
 
 /* ---- running a program ------------------------------------------------ */
 /*

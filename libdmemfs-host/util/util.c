@@ -3,6 +3,7 @@
 #include "dmemfs-host.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +18,32 @@ gboolean dmem_fail(GError **error, const char *fmt, ...)
 		*error = g_error_new_valist(DMEM_ERROR, DMEM_ERROR_FAILED, fmt, ap);
 	va_end(ap);
 	return FALSE;
+}
+
+int dmem_cli_failv(const char *prefix, int code, const char *fmt, va_list ap)
+{
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	g_autofree char *one = dmem_one_line(msg, "; ");
+	g_autofree char *line = g_strdup_printf("%s: %s\n", prefix, one);
+
+	/* one write: the line is not split among another process's (a QEMU log) */
+	fputs(line, stderr);
+	return code;
+}
+
+int dmem_cli_fail(const char *prefix, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	dmem_cli_failv(prefix, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int dmem_cli_error(const char *prefix, const GError *error)
+{
+	return dmem_cli_fail(prefix, 1, "%s", error ? error->message : "failed");
 }
 
 const guint64 dmem_pagesizes[DMEM_N_PAGESIZES] = { 4096ULL, 2ULL << 20, 1ULL << 30 };
