@@ -1,17 +1,24 @@
-# TAP -> result lines: the one converter, for GLib's --tap (the host unit
-# tests) and the kselftest harness (the programs L1 runs).
+# TAP and KTAP -> result lines: the one converter, for GLib's --tap (the
+# host unit tests), the kselftest harness (the programs L1 runs) and
+# KUnit's KTAP in the kernel log (the trunk's kunit.* checks).
 #
 #   awk -v prefix=P [-v strip=RE] [-v notes=1] [-v complete=NAME] [-v want=N] \
 #       -f scripts/tap-results.awk LOG
 #
-# Each result "ok N name" / "not ok N name" becomes
+# Each result "ok N name" / "not ok N name" of the top level becomes
 #   PASS: P<name>[: notes]        (notes=1: the test's diagnostics)
 #   FAIL: P<name>: <reason>       (its assertion lines, else its diagnostics)
 #   SKIP: P<name>: <reason>       ("ok N name # SKIP reason": never a pass)
-# with RE removed from the name first.  Then P<NAME> (NAME: complete) says
-# whether the run was whole: PASS with the count when it gave as many
-# results as its plan (1..N) announced (and N = want, when given), FAIL
-# when the runner died, timed out or bailed out before that.
+# with RE removed from the name first.  KTAP's subtests (indented by 4
+# spaces a level: KUnit's cases and parameters) are not results of their
+# own: they make their parent's reason (the names of the failed ones, their
+# assertions) and its count, and a parent "ok" whose subtests fell short of
+# their plan is a FAIL.  Then P<NAME> (NAME: complete) says whether the run
+# was whole: PASS with the count when it gave as many results as its plan
+# (1..N) announced (and N = want, when given), FAIL when the runner died,
+# timed out or bailed out before that, with the harness's "# Totals:" when
+# it follows the last result.  Results past the plan are not read (a kernel
+# log goes on after KUnit's block).
 function clean(s) {
 	sub(/^# ?/, "", s)
 	sub(/^[^ :]*\.c:[0-9]+:[^: ]*:/, "", s)   # the harness's file:line:test:
@@ -21,36 +28,87 @@ function clean(s) {
 function add(list, s) {
 	return list == "" ? s : (length(list) < 300 ? list " | " s : list)
 }
+function title(s) {   # "ok 3 name with words # directive" -> "name with words"
+	sub(/^(not )?ok [0-9]+ (- )?/, "", s)
+	sub(/ *# .*$/, "", s)
+	return s
+}
 BEGIN { if (complete == "") complete = "complete"; n = 0; plan = 0 }
-/^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+{
+	match($0, /^ */)
+	depth = int(RLENGTH / 4)
+	$0 = substr($0, RLENGTH + 1)
+}
+plan > 0 && n >= plan {
+	# the line after the last result: the harness's totals, if any
+	if (!after++ && depth == 0 && $0 ~ /^# Totals:/)
+		totals = substr($0, 3)
+	next
+}
+/^(K?TAP version|# Subtest:)/ { next }
+/^1\.\.[0-9]+/ {
+	if (depth == 0)
+		plan = substr($1, 4) + 0
+	else if (depth == 1)
+		subplan = substr($1, 4) + 0
+	next
+}
 /^Bail out!/ { bail = $0; next }
 /^#/ {
 	if ($0 ~ /^# +RUN /) { diag = ""; why = ""; next }
-	if ($0 ~ /^# Totals:/) { totals = substr($0, 3); next }
-	if ($0 ~ /^# +(OK|FAIL|SKIP) / || $0 ~ /^# (PASSED|FAILED|Starting|Start of|End of|random seed)/)
+	if ($0 ~ /^# Totals:/) next   # KUnit's, a suite's own: not the run's
+	if ($0 ~ /^# +(OK|FAIL|SKIP) / || $0 ~ /^# (PASSED|FAILED|Starting|Start of|End of|random seed)/ ||
+	    $0 ~ /^# [^ ]+: pass:[0-9]+ fail:[0-9]+/)
 		next
 	line = clean($0)
-	if (line ~ /Expected |Assertion|ERROR:|should |assertion failed/)
+	if (line ~ /Expected |Assertion|ERROR:|should |assertion failed|(EXPECTATION|ASSERTION) FAILED/)
 		why = add(why, line)
 	diag = add(diag, line)
 	last = line
 	next
 }
+# KUnit's assertion text: "Expected x == y, but" and its indented values
+depth > 0 && !/^(not )?ok [0-9]+ / {
+	if ($0 ~ /^Expected / || why != "")
+		why = add(why, clean($0))
+	next
+}
+/^(not )?ok [0-9]+ / && depth > 0 {
+	if (depth == 1)
+		subn++
+	if ($1 == "ok") {
+		subok++
+	} else {
+		subbad++
+		subwhy = add(subwhy, title($0) (why != "" ? " (" why ")" : ""))
+	}
+	diag = ""; why = ""
+	next
+}
 /^(not )?ok [0-9]+ / {
 	ok = $1 == "ok"
 	name = ok ? $3 : $4
+	if (name == "-")
+		name = ok ? $4 : $5
 	if (strip != "")
 		sub(strip, "", name)
 	n++
+	if (ok && subplan > 0 && subn != subplan) {
+		ok = 0
+		why = subn " of its " subplan " subtests reported"
+	}
+	sub_note = subok + subbad > 0 ? subok " of " subok + subbad " subtests ok" : ""
 	if (ok && $0 ~ /# SKIP/) {
 		r = $0; sub(/.*# SKIP */, "", r)
 		print "SKIP: " prefix name ": " (r != "" ? r : (diag != "" ? diag : "skipped"))
 	} else if (ok) {
-		print "PASS: " prefix name (notes && diag != "" ? ": " diag : "")
+		d = sub_note != "" ? sub_note : diag
+		print "PASS: " prefix name (notes && d != "" ? ": " d : "")
 	} else {
-		print "FAIL: " prefix name ": " substr(why != "" ? why : (diag != "" ? diag : "failed"), 1, 320)
+		r = subwhy != "" ? "not ok: " subwhy : (why != "" ? why : (diag != "" ? diag : "failed"))
+		print "FAIL: " prefix name ": " substr(r, 1, 320)
 	}
-	diag = ""; why = ""
+	diag = ""; why = ""; subn = subok = subbad = subplan = 0; subwhy = ""
 }
 END {
 	if (plan > 0 && n == plan && (want == "" || n == want + 0))

@@ -123,6 +123,15 @@ tap_case cut-short 'PASS: p.f.a|FAIL: p.complete: 1 results of a plan of 3: the 
 tap_case no-plan 'FAIL: p.complete: 0 results of a plan of 0: the runner died, timed out or bailed out; last: Segmentation fault|' '# Segmentation fault\n'
 tap_case want 'PASS: p.f.a: n=1|FAIL: p.done: 1 results of a plan of 1 (12 expected): the runner died, timed out or bailed out; last: n=1|' '1..1\n# x.c:5:a:n=1\nok 1 f.a\n' notes=1 complete=done want=12
 tap_case glib 'PASS: p.lib/a|FAIL: p.lib/b: ERROR:/t.c:9:b: assertion failed (x == y)|PASS: p.complete: 2 of 2 tests|' '# random seed: R02S\n1..2\n# Start of lib tests\nok 1 /lib/a\n# ERROR:/t.c:9:b: assertion failed (x == y)\nnot ok 2 /lib/b\n# End of lib tests\n' strip=^/
+# KUnit's KTAP in the kernel log: suites are the results, their cases and
+# parameters (indented) make the count and the reason; a suite "ok" whose
+# cases fell short of their plan fails; the log after the block is not read
+ku='KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: s1\n    1..2\n        KTAP version 1\n        # Subtest: p\n        ok 1 a=1 accepted\n        ok 2 a=2 accepted\n    ok 1 p\nx_try_catch (9) used greatest stack depth\n    ok 2 q\n# s1: pass:2 fail:0 skip:0 total:2\n# Totals: pass:2 fail:0 skip:0 total:2\nok 1 s1\n    KTAP version 1\n    # Subtest: s2\n    1..1\n    ok 1 r # SKIP no dmem\nok 2 s2\nok 3 later\n'
+tap_case ktap 'PASS: p.s1: 4 of 4 subtests ok|PASS: p.s2: 1 of 1 subtests ok|PASS: p.all: 2 of 2 tests|' "$ku" notes=1 complete=all
+kb='KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s1\n    1..2\n        # Subtest: p\n        ok 1 a=1 accepted\n        # p: EXPECTATION FAILED at mm/x.c:5\n        Expected r == 0, but\n            r == -22\n        not ok 2 a=2 accepted\n    not ok 1 p\n    ok 2 q\nnot ok 1 s1\n'
+tap_case ktap-failed-param 'FAIL: p.s1: not ok: a=2 accepted (p: EXPECTATION FAILED at mm/x.c:5 | Expected r == 0, but | r == -22) | p|PASS: p.complete: 1 of 1 tests|' "$kb"
+ks2='KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s1\n    1..16\n    ok 1 a\n    ok 2 b\nok 1 s1\n'
+tap_case ktap-short-suite 'FAIL: p.s1: 2 of its 16 subtests reported|PASS: p.complete: 1 of 1 tests|' "$ks2"
 # boot-l1.sh's merge of a resumed trunk (run-l1.sh): a check that a later
 # boot reports again replaces the earlier boot's line; within one boot a
 # name reported twice keeps both lines (a FAIL then a PASS stays a FAIL)
@@ -192,14 +201,18 @@ mk=$fake/mk
 mkdir -p "$mk"
 (cd "$top" && find . -name '*.mk' -not -path './build/*' -print0 | cpio -0pdm --quiet "$mk") 2> /dev/null
 cp "$top/Makefile" "$mk/"
-if ! make -n -C "$mk" -f Makefile test-steps TOP="$mk" > /dev/null 2>&1; then
-	out FAIL make-fragments-complete "make -n test-steps fails on a full copy of the fragments"
+# parse only: a target of its own that runs nothing, and none of an outer
+# make's settings (this runs inside make test-unit)
+mk_parse() { printf 'mk-parse-probe: ; @:\n' | env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u RESULTS -u BUILD \
+	make -s -C "$mk" -f Makefile -f - mk-parse-probe TOP="$mk" > /dev/null 2>&1; }
+if ! mk_parse; then
+	out FAIL make-fragments-complete "make cannot parse a full copy of the Makefile and its fragments"
 else
 	out PASS make-fragments-complete
 	missing=
 	for f in $(cd "$mk" && grep -o '^include [^ ]*' Makefile | cut -d' ' -f2); do
 		mv "$mk/$f" "$mk/$f.gone"
-		make -n -C "$mk" -f Makefile test-steps TOP="$mk" > /dev/null 2>&1 && missing="$missing $f"
+		mk_parse && missing="$missing $f"
 		mv "$mk/$f.gone" "$mk/$f"
 	done
 	[ -z "$missing" ] && out PASS make-missing-fragment-fails || out FAIL make-missing-fragment-fails "make ran without:$missing"

@@ -52,7 +52,7 @@ trunk_list() {
 			l1.no-struct-page l1.memmap-saved
 		return
 	fi
-	printf '%s\n' kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.all-suites-ok \
+	printf '%s\n' kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.complete \
 		l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M \
 		l1.mount-1G l1.no-struct-page l1.memmap-saved
 	for prog in dmemfs_test dmemfs_vm_test; do
@@ -150,51 +150,12 @@ for prog in dmemfs_test dmemfs_vm_test; do
 	fi
 done
 
-# ---- KUnit: our two suites must be present and all ok; every other too
-# Counts come from the suite's TAP block in the kernel log (test cases and
-# parameterised cases alike); the verdict from it and from debugfs.
-kunit_tap() { # kunit_tap SUITE -> "OK NOTOK VERDICT" (VERDICT: ok|notok|missing)
-	dmesg | sed 's/^\[[^]]*\] //' | awk -v s="$1" '
-	$0 ~ "# Subtest: " s "$" { inb = 1; next }
-	inb && $0 ~ "^(not )?ok [0-9]+ (- )?" s "$" { print ok + 0, nok + 0, ($1 == "ok" ? "ok" : "notok"); done = 1; exit }
-	inb && /(^|[ :])not ok [0-9]+/ { nok++; next }
-	inb && /(^|[ :])ok [0-9]+/ { ok++ }
-	END { if (!done) print ok + 0, nok + 0, "missing" }'
-}
-kunit_suite() { # kunit_suite NAME MIN_CASES
-	local s=$1 min=$2 f=/sys/kernel/debug/kunit/$1/results ok nok verdict dfs=missing
-	read -r ok nok verdict <<< "$(kunit_tap "$s")"
-	if [ -r "$f" ]; then
-		echo "== $f"; cat "$f"
-		dfs=notok
-		grep -Eq "^ *ok [0-9]+ (- )?$s\$" "$f" && ! grep -Eq '(^|[ :])not ok [0-9]+' "$f" && dfs=ok
-	fi
-	res "# kunit $s: $ok ok, $nok not ok in the dmesg TAP (verdict $verdict), debugfs: $dfs"
-	if [ "$verdict" = missing ] && [ "$dfs" = missing ]; then
-		fail "kunit.$s" "suite not found (no TAP in dmesg, no $f)"
-	elif [ "$verdict" = notok ] || [ "$dfs" = notok ] || [ "$nok" -ne 0 ]; then
-		fail "kunit.$s" "not ok: $(dmesg | grep -E "not ok [0-9]+" | grep -Ev "ok [0-9]+ $s\$" | head -3 | sed 's/^\[[^]]*\] *//' | tr -s ' \n' ' ')"
-	elif [ "$verdict" = missing ]; then
-		fail "kunit.$s" "debugfs says ok but no TAP block in dmesg to count cases"
-	elif [ "$ok" -lt "$min" ]; then
-		fail "kunit.$s" "only $ok cases ok, want >= $min"
-	else
-		pass "kunit.$s"
-	fi
-}
-kunit_suite dmem_parse 30
-kunit_suite dmem_alloc 1
-kunit_suite dmem_zero 8
-others_bad=
-for d in /sys/kernel/debug/kunit/*/; do
-	[ -r "$d/results" ] || continue
-	grep -Eq '(^|[ :])not ok [0-9]+' "$d/results" && others_bad="$others_bad $(basename "$d")"
-done
-# no suite at all is no pass: the two named ones must be among them
-suites=$(ls -d /sys/kernel/debug/kunit/*/ 2> /dev/null | wc -l)
-check kunit.all-suites-ok "$suites suites in debugfs (want dmem_parse, dmem_alloc, dmem_zero and more); not ok in:${others_bad:- none}" \
-	[ -z "$others_bad" -a -r /sys/kernel/debug/kunit/dmem_parse/results -a -r /sys/kernel/debug/kunit/dmem_alloc/results \
-	  -a -r /sys/kernel/debug/kunit/dmem_zero/results ]
+# ---- KUnit: every built-in suite a result, ours by name in --list.  The
+# KTAP block of the kernel log through the one converter: a suite passes
+# when it says ok and all the cases of its plan reported (parameters count
+# in its number); kunit.complete when every suite of the run's plan did.
+dmesg | sed 's/^\[[^]]*\] //' | sed -n '/^KTAP version 1$/,$p' > /tmp/kunit.ktap
+tap_results kunit /tmp/kunit.ktap notes=1
 
 fi # mode full
 
