@@ -66,11 +66,11 @@ typedef struct {
 	uint64_t ram;           /* physical RAM on the node, dmem included */
 	cap_source ram_src;
 	uint64_t dmem_total;    /* dmem reserved on the node */
-	uint64_t dmem_requested; /* live: what dmem= asked of it (0: not known) */
+	uint64_t dmem_requested; /* live: what dmem= asked of it */
 	uint64_t dmem_pinned;   /* live: pinned by devices and KVM */
 	uint64_t dmem_poisoned; /* live: quarantined after memory errors */
 	uint64_t dmem_zeroed;   /* live: free and zeroed in the background */
-	bool has_zeroed;        /* the kernel reports dmem_zeroed */
+	unsigned dmem_present;  /* DmemStatField: which of those four the kernel reports */
 	uint64_t reserve;       /* measured reserve share: RAM - dmem - its metadata */
 	uint64_t dmem_free;
 	uint64_t dmem_used;

@@ -115,7 +115,7 @@ static gboolean read_pool(cap_host *h, const char *dir, GError **error)
 		n->dmem_pinned = st->pinned_bytes;
 		n->dmem_poisoned = st->poisoned_bytes;
 		n->dmem_zeroed = st->zeroed_bytes;
-		n->has_zeroed = st->has_zeroed;
+		n->dmem_present = st->present;
 	}
 	return TRUE;
 }

@@ -46,10 +46,10 @@ static void json_host(JsonBuilder *b, const cap_host *h)
 			jint(b, "memory_blocks_bytes", n->blocks_bytes);
 		jint(b, "reserve_bytes", cap_reserve_share(h, i));
 		jint(b, "dmem_total_bytes", n->dmem_total);
-		if (n->dmem_requested)
+		if (n->dmem_present & DMEM_STAT_REQUESTED)
 			jint(b, "dmem_requested_bytes", n->dmem_requested);
 		jint(b, "dmem_free_bytes", n->dmem_free);
-		if (n->has_zeroed)
+		if (n->dmem_present & DMEM_STAT_ZEROED)
 			jint(b, "dmem_zeroed_bytes", n->dmem_zeroed);
 		jint(b, "dmem_used_bytes", n->dmem_used);
 		jstr(b, "dmem_source", cap_source_name(n->dmem_src));

@@ -45,18 +45,21 @@ static char *prometheus(const cap_report *const *reps, const cap_remote *const *
 	static const struct {
 		const char *name, *help;
 		size_t off;
+		unsigned need; /* DmemStatField: no sample where the host does not report it */
 	} pool[] = {
-		{ "dmem_pool_total_bytes", "dmem reserved on the node", offsetof(cap_node, dmem_total) },
+		{ "dmem_pool_total_bytes", "dmem reserved on the node", offsetof(cap_node, dmem_total),
+		  0 },
 		{ "dmem_pool_requested_bytes", "what dmem= asked of the node",
-		  offsetof(cap_node, dmem_requested) },
-		{ "dmem_pool_free_bytes", "dmem free on the node", offsetof(cap_node, dmem_free) },
+		  offsetof(cap_node, dmem_requested), DMEM_STAT_REQUESTED },
+		{ "dmem_pool_free_bytes", "dmem free on the node", offsetof(cap_node, dmem_free), 0 },
 		{ "dmem_pool_zeroed_bytes", "free dmem already zeroed in the background on the node",
-		  offsetof(cap_node, dmem_zeroed) },
-		{ "dmem_pool_used_bytes", "dmem allocated on the node", offsetof(cap_node, dmem_used) },
+		  offsetof(cap_node, dmem_zeroed), DMEM_STAT_ZEROED },
+		{ "dmem_pool_used_bytes", "dmem allocated on the node", offsetof(cap_node, dmem_used),
+		  0 },
 		{ "dmem_pool_pinned_bytes", "dmem pinned by devices and KVM on the node",
-		  offsetof(cap_node, dmem_pinned) },
+		  offsetof(cap_node, dmem_pinned), DMEM_STAT_PINNED },
 		{ "dmem_pool_poisoned_bytes", "dmem quarantined after memory errors on the node",
-		  offsetof(cap_node, dmem_poisoned) },
+		  offsetof(cap_node, dmem_poisoned), DMEM_STAT_POISONED },
 	};
 	GString *o = g_string_new(NULL);
 
@@ -68,6 +71,8 @@ static char *prometheus(const cap_report *const *reps, const cap_remote *const *
 			for (int i = 0; i < h->nnodes; i++) {
 				const cap_node *nd = &h->node[i];
 
+				if ((nd->dmem_present & pool[k].need) != pool[k].need)
+					continue;
 				g_string_append_printf(o, "%s{", pool[k].name);
 				phost(o, hosts ? hosts[j] : NULL);
 				g_string_append_printf(o, "node=\"%d\"} %" G_GUINT64_FORMAT "\n", nd->id,

@@ -51,6 +51,12 @@ static void cell(GString *o, uint64_t bytes, char src)
 	g_string_append_printf(o, "  %12s %c", s, src);
 }
 
+/* a figure this host's kernel does not report: not a 0 */
+static void cell_absent(GString *o)
+{
+	g_string_append_printf(o, "  %12s -", "n/a");
+}
+
 char *cap_report_table(const cap_report *r)
 {
 	const cap_host *h = r->host;
@@ -108,7 +114,10 @@ char *cap_report_table(const cap_report *r)
 		cell(o, n->dmem_total, ds);
 		if (h->live) {
 			cell(o, n->dmem_free, ds);
-			cell(o, n->dmem_zeroed, n->has_zeroed ? ds : '-');
+			if (n->dmem_present & DMEM_STAT_ZEROED)
+				cell(o, n->dmem_zeroed, ds);
+			else
+				cell_absent(o);
 			cell(o, n->dmem_used, ds);
 		}
 		g_string_append(o, "\n");
@@ -116,7 +125,7 @@ char *cap_report_table(const cap_report *r)
 	for (int i = 0; i < h->nnodes; i++) {
 		const cap_node *n = &h->node[i];
 
-		if (n->dmem_requested > n->dmem_total) {
+		if ((n->dmem_present & DMEM_STAT_REQUESTED) && n->dmem_requested > n->dmem_total) {
 			g_autofree char *got = cap_format_size(n->dmem_total);
 			g_autofree char *want = cap_format_size(n->dmem_requested);
 

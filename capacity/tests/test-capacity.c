@@ -884,6 +884,7 @@ static void test_live_tree(void)
 	g_assert_cmpuint(h.node[0].dmem_free, ==, G(200));
 	g_assert_cmpuint(h.node[0].dmem_used, ==, G(40));
 	g_assert_cmpuint(h.node[0].dmem_requested, ==, 0); /* a kernel without requested_bytes */
+	g_assert_cmpuint(h.node[0].dmem_present, ==, 0);     /* ... or any optional counter */
 	g_assert_cmpint(h.node[0].dmem_src, ==, CAP_SRC_MEASURED);
 	g_assert_true(cap_model_present(&h, CAP_M_DMEM_FREE));
 	s = spec(&h, "4G");
@@ -1205,11 +1206,15 @@ static void test_cli_json_live(void)
 {
 	g_autofree char *root_dir = fake_root(true);
 	g_autofree char *zn = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/zeroed_bytes", NULL);
+	g_autofree char *rq = g_build_filename(root_dir, "sys/kernel/mm/dmem/node1/requested_bytes",
+					       NULL);
 	const char *args[] = { "--root", root_dir, "--guest", "4G", "--json", NULL };
 	JsonNode *root;
-	JsonObject *o, *n0, *dm;
+	JsonObject *o, *n0, *n1, *dm;
 
 	g_unlink(zn); /* another test's */
+	/* node1's kernel says dmem= asked nothing of it: a 0, unlike node0's absent file */
+	g_assert_true(g_file_set_contents(rq, "0\n", -1, NULL));
 	root = run_json(args);
 	g_assert_nonnull(root);
 	if (!root)
@@ -1223,6 +1228,11 @@ static void test_cli_json_live(void)
 	g_assert_cmpint(json_object_get_int_member(n0, "dmem_free_bytes"), ==, (gint64)G(200));
 	/* a kernel without background zeroing: no zeroed figure, not a 0 */
 	g_assert_false(json_object_has_member(n0, "dmem_zeroed_bytes"));
+	n1 = json_array_get_object_element(
+		json_object_get_array_member(json_object_get_object_member(o, "host"), "nodes"), 1);
+	g_assert_true(json_object_has_member(n1, "dmem_requested_bytes"));
+	g_assert_cmpint(json_object_get_int_member(n1, "dmem_requested_bytes"), ==, 0);
+	g_unlink(rq);
 	dm = find_by(json_object_get_array_member(o, "models"), "id", "dmem-free");
 	g_assert_nonnull(dm);
 	if (dm)
@@ -1244,6 +1254,8 @@ static void test_cli_table_live(void)
 	g_assert_nonnull(strstr(out, "M = measured on this host"));
 	g_assert_true(g_regex_match_simple("\\ndmem, free now +50 +60 +110 .*measured", out, 0, 0));
 	g_assert_null(strstr(out, "short of the command line"));
+	/* node1's kernel does not zero in the background: no figure, not a 0 */
+	g_assert_true(g_regex_match_simple("\\nnode1 .* n/a - ", out, 0, 0));
 	/*
 	 * no --reserve: every model leaves each node what it keeps outside
 	 * dmem as booted (256G - 240G - its metadata, 263.5 MiB)
@@ -1278,17 +1290,26 @@ static void test_cli_prometheus(void)
 	int samples = 0;
 
 	g_autofree char *zn = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/zeroed_bytes", NULL);
+	g_autofree char *z1 = g_build_filename(root_dir, "sys/kernel/mm/dmem/node1/zeroed_bytes", NULL);
+	g_autofree char *rq = g_build_filename(root_dir, "sys/kernel/mm/dmem/node0/requested_bytes",
+					       NULL);
 
 	g_assert_true(g_file_set_contents(pn, "2097152\n", -1, NULL));
 	g_assert_true(g_file_set_contents(zn, "107374182400\n", -1, NULL));
+	g_assert_true(g_file_set_contents(z1, "0\n", -1, NULL));
+	g_unlink(rq); /* another test's */
 	g_assert_cmpint(run_cli(args, &out, &err), ==, 0);
 	if (!out)
 		return;
 	g_assert_nonnull(strstr(out, "\ndmem_pool_total_bytes{node=\"0\"} 257698037760\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_pool_free_bytes{node=\"0\"} 214748364800\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"0\"} 2097152\n"));
-	g_assert_nonnull(strstr(out, "\ndmem_pool_pinned_bytes{node=\"1\"} 0\n"));
+	/* a counter the kernel does not have is no sample, not a 0; one that says 0 is */
+	g_assert_null(strstr(out, "\ndmem_pool_pinned_bytes{node=\"1\"}"));
+	g_assert_null(strstr(out, "\ndmem_pool_requested_bytes{"));
+	g_assert_null(strstr(out, "\ndmem_pool_poisoned_bytes{"));
 	g_assert_nonnull(strstr(out, "\ndmem_pool_zeroed_bytes{node=\"0\"} 107374182400\n"));
+	g_assert_nonnull(strstr(out, "\ndmem_pool_zeroed_bytes{node=\"1\"} 0\n"));
 	g_assert_nonnull(strstr(out, "\ndmem_capacity_guests{shape=\"4G\",model=\"dmem-free\"} 110\n"));
 	g_assert_nonnull(strstr(out, "# TYPE dmem_pool_poisoned_bytes gauge\n"));
 	/* every sample line is NAME{LABELS} VALUE, every metric has HELP and TYPE */
@@ -1301,10 +1322,12 @@ static void test_cli_prometheus(void)
 						   lines[i], 0, 0));
 		samples++;
 	}
-	g_assert_cmpint(samples, ==, 7 * 2 + 1 + 8);
+	/* total, free and used of each node, node0's pinned, both zeroed; reserve; guests */
+	g_assert_cmpint(samples, ==, 3 * 2 + 1 + 2 + 1 + 8);
 	g_assert_cmpint(run_cli(both, &out2, &err2), ==, 2);
 	g_assert_nonnull(strstr(err2, "--json and --prometheus exclude each other"));
 	g_unlink(pn);
+	g_unlink(z1);
 }
 
 static void test_cli_svg(void)

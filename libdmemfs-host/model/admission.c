@@ -104,10 +104,10 @@ static void describe_free(GString *s, DmemNodeset *shown, const GArray *stats)
 		}
 		st = &g_array_index(stats, DmemNodeStat, i);
 		g_string_append_printf(s, " node%u=%" G_GUINT64_FORMAT, n, st->free_bytes);
-		if (st->has_zeroed)
+		if (st->present & DMEM_STAT_ZEROED)
 			g_string_append_printf(s, " (%" G_GUINT64_FORMAT " zeroed)", st->zeroed_bytes);
 		/* a boot that reserved less than the command line asked */
-		if (st->requested_bytes > st->total_bytes)
+		if ((st->present & DMEM_STAT_REQUESTED) && st->requested_bytes > st->total_bytes)
 			g_string_append_printf(s, " (pool short: %" G_GUINT64_FORMAT " of the %"
 					       G_GUINT64_FORMAT " bytes dmem= asked)",
 					       st->total_bytes, st->requested_bytes);

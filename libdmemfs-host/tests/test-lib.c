@@ -200,7 +200,7 @@ static void test_stats(void)
 	test_tree_set_node(t, 1, 8ULL << 30, 6ULL << 30);
 	test_tree_set_node(t, 0, 4ULL << 30, 1ULL << 30);
 	g_mkdir(junk, 0755); /* ignored */
-	/* optional files: 0 where the kernel does not have them */
+	/* optional files: 0, and not present, where the kernel does not have them */
 	test_tree_set_stat(t, 1, "requested_bytes", 9ULL << 30);
 	test_tree_set_stat(t, 1, "zeroed_bytes", 0);
 	g_assert_true(g_file_set_contents(pinned, "2097152\n", -1, NULL));
@@ -216,8 +216,10 @@ static void test_stats(void)
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).pinned_bytes, ==, 2097152);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).poisoned_bytes, ==, 4096);
 	/* zeroed_bytes 0 is "none clean yet", unlike a kernel without it */
-	g_assert_false(g_array_index(s, DmemNodeStat, 0).has_zeroed);
-	g_assert_true(g_array_index(s, DmemNodeStat, 1).has_zeroed);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 0).present, ==, 0);
+	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).present, ==,
+			 DMEM_STAT_REQUESTED | DMEM_STAT_PINNED | DMEM_STAT_POISONED |
+			 DMEM_STAT_ZEROED);
 	g_assert_cmpuint(g_array_index(s, DmemNodeStat, 1).zeroed_bytes, ==, 0);
 	g_assert_cmpuint(dmem_stats_free(s, 1), ==, 6ULL << 30);
 	g_assert_cmpuint(dmem_stats_free(s, 7), ==, 0);
@@ -227,11 +229,96 @@ static void test_stats(void)
 	g_assert_true(g_file_set_contents(bad, "12abc\n", -1, NULL));
 	s = dmem_stats_read(t->sysfs, &e);
 	g_assert_null(s);
-	g_assert_nonnull(strstr(e->message, "not a byte count"));
+	g_assert_nonnull(strstr(e->message, "node0/free_bytes: not a decimal count: '12abc\\n'"));
+	g_clear_error(&e);
+	/* an optional counter that is there but garbled is an error, not a 0 */
+	g_assert_true(g_file_set_contents(bad, "4096\n", -1, NULL));
+	g_assert_true(g_file_set_contents(pinned, "-1\n", -1, NULL));
+	s = dmem_stats_read(t->sysfs, &e);
+	g_assert_null(s);
+	g_assert_nonnull(e);
+	g_assert_nonnull(strstr(e->message, "node1/pinned_bytes: not a decimal count"));
+	g_clear_error(&e);
+	/* a counter every kernel has, missing */
+	g_assert_true(g_file_set_contents(pinned, "0\n", -1, NULL));
+	g_assert_cmpint(g_unlink(bad), ==, 0);
+	s = dmem_stats_read(t->sysfs, &e);
+	g_assert_null(s);
+	g_assert_nonnull(e);
+	g_assert_nonnull(strstr(e->message, "node0/free_bytes: No such file or directory"));
 	g_clear_error(&e);
 	s = dmem_stats_read("/nonexistent/dmem", &e);
 	g_assert_null(s);
 	g_assert_nonnull(e);
+}
+
+/* one sysfs value: absent, a plain decimal u64, or an error */
+static void test_sysfs_u64(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *p = g_build_filename(t->dir, "value", NULL);
+	const struct {
+		const char *text;
+		DmemSysfsRead want;
+		guint64 value;
+	} cases[] = {
+		{ "0\n", DMEM_SYSFS_OK, 0 },
+		{ "0", DMEM_SYSFS_OK, 0 },
+		{ "4096\n", DMEM_SYSFS_OK, 4096 },
+		{ "18446744073709551615\n", DMEM_SYSFS_OK, G_MAXUINT64 },
+		{ "00012\n", DMEM_SYSFS_OK, 12 },
+		{ "18446744073709551616\n", DMEM_SYSFS_ERROR, 0 }, /* 2^64 */
+		{ "99999999999999999999\n", DMEM_SYSFS_ERROR, 0 },
+		{ "123456789012345678901234567890123456789\n", DMEM_SYSFS_ERROR, 0 },
+		{ "12x", DMEM_SYSFS_ERROR, 0 },
+		{ "12x\n", DMEM_SYSFS_ERROR, 0 },
+		{ "", DMEM_SYSFS_ERROR, 0 },
+		{ "\n", DMEM_SYSFS_ERROR, 0 },
+		{ " 12\n", DMEM_SYSFS_ERROR, 0 },
+		{ "12 \n", DMEM_SYSFS_ERROR, 0 },
+		{ "12\n\n", DMEM_SYSFS_ERROR, 0 },
+		{ "+12\n", DMEM_SYSFS_ERROR, 0 },
+		{ "-1\n", DMEM_SYSFS_ERROR, 0 },
+		{ "0x10\n", DMEM_SYSFS_ERROR, 0 },
+	};
+	g_autoptr(GError) e = NULL;
+	guint64 v = 7;
+
+	/* absent: no error, the value untouched */
+	g_assert_cmpint(dmem_sysfs_u64(p, &v, &e), ==, DMEM_SYSFS_ABSENT);
+	g_assert_no_error(e);
+	g_assert_cmpuint(v, ==, 7);
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *shown = g_strescape(cases[i].text, NULL);
+
+		g_test_message("'%s'", shown);
+		g_assert_true(g_file_set_contents(p, cases[i].text, -1, NULL));
+		v = 7;
+		g_assert_cmpint(dmem_sysfs_u64(p, &v, &e), ==, cases[i].want);
+		if (cases[i].want == DMEM_SYSFS_OK) {
+			g_assert_no_error(e);
+			g_assert_cmpuint(v, ==, cases[i].value);
+		} else {
+			g_assert_error(e, DMEM_ERROR, DMEM_ERROR_FAILED);
+			g_assert_true(g_str_has_prefix(e->message, p));
+			g_assert_null(strchr(e->message, '\n'));
+			g_assert_cmpuint(v, ==, 7);
+			g_clear_error(&e);
+		}
+	}
+	/* there but unreadable as a value: a directory */
+	g_assert_cmpint(g_unlink(p), ==, 0);
+	g_assert_cmpint(g_mkdir(p, 0700), ==, 0);
+	g_assert_cmpint(dmem_sysfs_u64(p, &v, &e), ==, DMEM_SYSFS_ERROR);
+	g_assert_nonnull(e);
+	g_clear_error(&e);
+	/* a path through a file is an error too, not an absent value */
+	{
+		g_autofree char *through = g_build_filename(t->conf, "x", NULL);
+
+		g_assert_cmpint(dmem_sysfs_u64(through, &v, &e), ==, DMEM_SYSFS_ERROR);
+		g_assert_nonnull(e);
+	}
 }
 
 static guint fake_calls;
@@ -1113,6 +1200,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/lib/config/errors", test_config_errors);
 	g_test_add_func("/lib/config/qemu-ids", test_config_qemu_ids);
 	g_test_add_func("/lib/stats/fake-sysfs", test_stats);
+	g_test_add_func("/lib/stats/sysfs-u64", test_sysfs_u64);
 	g_test_add_func("/lib/file/create-0600-excl-nofollow", test_create_file);
 	g_test_add_func("/lib/file/remove-domain-dir", test_remove_domain_dir);
 	g_test_add_func("/lib/file/mark-no-symlink", test_mark_no_symlink);

@@ -140,16 +140,36 @@ gboolean dmem_config_next_mount(const DmemConfig *cfg, DmemMountIter *it);
 gboolean dmem_config_qemu_ids(const DmemConfig *cfg, uid_t *uid, gid_t *gid, GError **error);
 
 /* ---- pool statistics ------------------------------------------------- */
+/*
+ * One sysfs value, a plain decimal u64 with an optional trailing newline
+ * (as the kernel prints "%llu\n").  ABSENT: there is no such file (the
+ * kernel does not have it), @error untouched; ERROR: it cannot be read,
+ * or holds anything else (empty, blanks, a sign, a unit, more than 2^64 - 1).
+ */
+typedef enum {
+	DMEM_SYSFS_ABSENT,
+	DMEM_SYSFS_OK,
+	DMEM_SYSFS_ERROR,
+} DmemSysfsRead;
+DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error);
+
+/* the counters a kernel may not have: DmemNodeStat.present */
+typedef enum {
+	DMEM_STAT_REQUESTED = 1 << 0,
+	DMEM_STAT_PINNED = 1 << 1,
+	DMEM_STAT_POISONED = 1 << 2,
+	DMEM_STAT_ZEROED = 1 << 3,
+} DmemStatField;
+
 typedef struct {
 	guint node;
 	guint64 total_bytes, free_bytes, used_bytes;
-	/* 0 where the kernel does not have the file */
+	/* where the kernel does not have the file: 0, and its bit not in present */
 	guint64 requested_bytes; /* what dmem= asked */
 	guint64 pinned_bytes;    /* pinned by devices and KVM */
 	guint64 poisoned_bytes;  /* quarantined after memory errors */
-	/* free dmem the kernel zeroed in the background (has_zeroed: it says) */
-	guint64 zeroed_bytes;
-	gboolean has_zeroed;
+	guint64 zeroed_bytes;    /* free dmem the kernel zeroed in the background */
+	guint present;           /* DmemStatField: the counters the kernel reports */
 } DmemNodeStat;
 
 /* All nodeN directories under root, sorted by node. */

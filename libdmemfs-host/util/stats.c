@@ -1,30 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Per-node dmem pool statistics: <root>/node<N>/{total,free,used}_bytes,
- * and {requested,pinned,poisoned}_bytes where the kernel has them.
+ * and {requested,pinned,poisoned,zeroed}_bytes where the kernel has them.
  */
 #include "dmemfs-host.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
-static gboolean read_u64(const char *dir, const char *name, guint64 *out, GError **error)
+/* 20 digits, a newline, and room to notice more */
+#define SYSFS_U64_MAX_LEN 32
+
+DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error)
 {
-	g_autofree char *path = g_build_filename(dir, name, NULL);
-	g_autofree char *text = NULL;
-	g_autoptr(GError) e = NULL;
+	char buf[SYSFS_U64_MAX_LEN + 1];
+	gsize len = 0, digits;
+	guint64 v = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-	if (!g_file_get_contents(path, &text, NULL, &e)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s", e->message);
-		return FALSE;
+	if (fd < 0 && errno == ENOENT)
+		return DMEM_SYSFS_ABSENT;
+	if (fd < 0) {
+		dmem_fail(error, "%s: %s", path, g_strerror(errno));
+		return DMEM_SYSFS_ERROR;
 	}
-	g_strstrip(text);
-	if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, out, NULL)) {
-		g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED, "%s: not a byte count: '%s'",
-			    path, text);
-		return FALSE;
+	while (len < SYSFS_U64_MAX_LEN) {
+		ssize_t n = read(fd, buf + len, SYSFS_U64_MAX_LEN - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			close(fd);
+			dmem_fail(error, "%s: %s", path, g_strerror(err));
+			return DMEM_SYSFS_ERROR;
+		}
+		if (n == 0)
+			break;
+		len += (gsize)n;
 	}
-	return TRUE;
+	close(fd);
+	buf[len] = 0;
+	digits = len && buf[len - 1] == '\n' ? len - 1 : len;
+	for (gsize i = 0; i < digits; i++) {
+		guint d = (guint)(buf[i] - '0');
+
+		if (!g_ascii_isdigit(buf[i]) || v > (G_MAXUINT64 - d) / 10) {
+			digits = 0;
+			break;
+		}
+		v = v * 10 + d;
+	}
+	if (!digits) {
+		g_autofree char *shown = g_strescape(buf, NULL);
+
+		dmem_fail(error, "%s: not a decimal count: '%s'%s", path, shown,
+			  len == SYSFS_U64_MAX_LEN ? "..." : "");
+		return DMEM_SYSFS_ERROR;
+	}
+	*value = v;
+	return DMEM_SYSFS_OK;
 }
 
 static gint cmp_node(gconstpointer a, gconstpointer b)
@@ -34,17 +72,45 @@ static gint cmp_node(gconstpointer a, gconstpointer b)
 	return (x->node > y->node) - (x->node < y->node);
 }
 
-GArray *dmem_stats_read(const char *root, GError **error)
+/* node<N>'s counters from @dir into @st; FALSE with @error set */
+static gboolean read_node(const char *dir, DmemNodeStat *st, GError **error)
 {
 	static const struct {
 		const char *name;
 		glong offset;
-	} optional[] = {
-		{ "requested_bytes", G_STRUCT_OFFSET(DmemNodeStat, requested_bytes) },
-		{ "pinned_bytes", G_STRUCT_OFFSET(DmemNodeStat, pinned_bytes) },
-		{ "poisoned_bytes", G_STRUCT_OFFSET(DmemNodeStat, poisoned_bytes) },
-		{ "zeroed_bytes", G_STRUCT_OFFSET(DmemNodeStat, zeroed_bytes) },
+		DmemStatField optional; /* 0: the kernel always has it */
+	} files[] = {
+		{ "total_bytes", G_STRUCT_OFFSET(DmemNodeStat, total_bytes), 0 },
+		{ "free_bytes", G_STRUCT_OFFSET(DmemNodeStat, free_bytes), 0 },
+		{ "used_bytes", G_STRUCT_OFFSET(DmemNodeStat, used_bytes), 0 },
+		{ "requested_bytes", G_STRUCT_OFFSET(DmemNodeStat, requested_bytes),
+		  DMEM_STAT_REQUESTED },
+		{ "pinned_bytes", G_STRUCT_OFFSET(DmemNodeStat, pinned_bytes), DMEM_STAT_PINNED },
+		{ "poisoned_bytes", G_STRUCT_OFFSET(DmemNodeStat, poisoned_bytes),
+		  DMEM_STAT_POISONED },
+		{ "zeroed_bytes", G_STRUCT_OFFSET(DmemNodeStat, zeroed_bytes), DMEM_STAT_ZEROED },
 	};
+
+	for (guint k = 0; k < G_N_ELEMENTS(files); k++) {
+		g_autofree char *p = g_build_filename(dir, files[k].name, NULL);
+
+		switch (dmem_sysfs_u64(p, G_STRUCT_MEMBER_P(st, files[k].offset), error)) {
+		case DMEM_SYSFS_OK:
+			st->present |= files[k].optional;
+			break;
+		case DMEM_SYSFS_ABSENT:
+			if (!files[k].optional)
+				return dmem_fail(error, "%s: %s", p, g_strerror(ENOENT));
+			break;
+		case DMEM_SYSFS_ERROR:
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+GArray *dmem_stats_read(const char *root, GError **error)
+{
 	g_autoptr(GArray) stats = g_array_new(FALSE, TRUE, sizeof(DmemNodeStat));
 	g_autoptr(GDir) dir = NULL;
 	g_autoptr(GError) e = NULL;
@@ -58,7 +124,7 @@ GArray *dmem_stats_read(const char *root, GError **error)
 	}
 	while ((name = g_dir_read_name(dir))) {
 		DmemNodeStat st = { 0 };
-		g_autofree char *sub = NULL, *zeroed = NULL;
+		g_autofree char *sub = NULL;
 		guint64 node;
 
 		if (!g_str_has_prefix(name, "node") ||
@@ -68,20 +134,8 @@ GArray *dmem_stats_read(const char *root, GError **error)
 		if (!g_file_test(sub, G_FILE_TEST_IS_DIR))
 			continue;
 		st.node = (guint)node;
-		zeroed = g_build_filename(sub, "zeroed_bytes", NULL);
-		if (!read_u64(sub, "total_bytes", &st.total_bytes, error) ||
-		    !read_u64(sub, "free_bytes", &st.free_bytes, error) ||
-		    !read_u64(sub, "used_bytes", &st.used_bytes, error))
+		if (!read_node(sub, &st, error))
 			return NULL;
-		for (guint k = 0; k < G_N_ELEMENTS(optional); k++) {
-			g_autofree char *p = g_build_filename(sub, optional[k].name, NULL);
-
-			if (g_file_test(p, G_FILE_TEST_EXISTS) &&
-			    !read_u64(sub, optional[k].name,
-				      G_STRUCT_MEMBER_P(&st, optional[k].offset), error))
-				return NULL;
-		}
-		st.has_zeroed = st.zeroed_bytes || g_file_test(zeroed, G_FILE_TEST_EXISTS);
 		g_array_append_val(stats, st);
 	}
 	g_array_sort(stats, cmp_node);
