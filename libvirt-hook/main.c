@@ -186,6 +186,7 @@ int main(int argc, char **argv)
 			if (prepare)
 				return die(plan->uuid, e->message);
 			die(plan->uuid, e->message);
+			g_clear_error(&e);
 		}
 	}
 	/* and a disk or serial file on a dmemfs mount would name another
