@@ -934,6 +934,66 @@ TEST_F(dmemfs, persist_dropped_by_changes)
 	expect_baseline(_metadata, &self->base, "after unmount with a table");
 }
 
+/*
+ * what does not change what a table shows keeps it: times set, a mode or
+ * an owner set to what it is, a size set to the size, of a file and of a
+ * directory (the table keeps path, mode, owner and size, not times)
+ */
+TEST_F(dmemfs, persist_kept_without_changes)
+{
+	static const char *const what[] = { "utimes", "touch dir", "same mode", "same dir mode",
+		"same owner", "same dir owner", "same size" };
+	size_t ps = variant->ps;
+	struct stat st, dst;
+	uint64_t t;
+	char d[256];
+	int fd, i;
+
+	snprintf(d, sizeof(d), "%s/d", self->dir);
+	ASSERT_EQ(0, mkdir(d, 0750));
+	fd = open_file(_metadata, d, "f", ps);
+	ASSERT_EQ(0, fallocate(fd, 0, 0, ps));
+	ASSERT_EQ(0, fstat(fd, &st));
+	ASSERT_EQ(0, stat(d, &dst));
+	ASSERT_EQ(0, persist(self->dir)) TH_LOG("remount,persist: %s", strerror(errno));
+	t = persisted(self->dir);
+	ASSERT_NE(0, t);
+	for (i = 0; i < (int)(sizeof(what) / sizeof(what[0])); i++) {
+		int err = -1;
+
+		switch (i) {
+		case 0:
+			err = futimens(fd, NULL);
+			break;
+		case 1:
+			err = utimensat(AT_FDCWD, d, NULL, 0);
+			break;
+		case 2:
+			err = fchmod(fd, st.st_mode & 07777);
+			break;
+		case 3:
+			err = chmod(d, dst.st_mode & 07777);
+			break;
+		case 4:
+			err = fchown(fd, st.st_uid, st.st_gid);
+			break;
+		case 5:
+			err = chown(d, dst.st_uid, dst.st_gid);
+			break;
+		case 6:
+			err = ftruncate(fd, ps);
+			break;
+		}
+		ASSERT_EQ(0, err) TH_LOG("%s: %s", what[i], strerror(errno));
+		EXPECT_EQ(t, persisted(self->dir)) TH_LOG("%s dropped the table", what[i]);
+		EXPECT_EQ(1, table_line(t, NULL)) TH_LOG("after %s: not in " TABLES, what[i]);
+	}
+	/* and a change still drops it */
+	ASSERT_EQ(0, fchmod(fd, (st.st_mode & 07777) ^ 0040));
+	EXPECT_EQ(0, persisted(self->dir));
+	close(fd);
+}
+
 struct persist_race {
 	int fd;
 	size_t ps, nr;
