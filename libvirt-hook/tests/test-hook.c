@@ -260,8 +260,8 @@ static void test_plan_hostdevs(void)
 static void test_plan_domid(void)
 {
 	static const char *const xml[] = {
-		"<domain type='kvm' id='17'><name>a</name>"
-		"<uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
+		("<domain type='kvm' id='17'><name>a</name>"
+		 "<uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>"),
 		"<domain id='-1'><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
 		"<domain id='x'><uuid>8f6d3c2a-1b4e-4c5d-9a7f-0e1d2c3b4a59</uuid></domain>",
 	};
