@@ -59,7 +59,8 @@ $(US_LIB_A): $(call us_obj,$(US_LIB_SRC))
 $(US_WRAP_A): $(call us_obj,$(US_WRAP_SRC))
 	@rm -f $@; ar rcs $@ $^
 
-$(US_BIN)/dmemfs-hook: $(call us_obj,$(TOP)/libvirt-hook/main.c) $(US_LIB_A)
+US_HOOK_SRC := $(TOP)/libvirt-hook/main.c $(TOP)/libvirt-hook/hook.c
+$(US_BIN)/dmemfs-hook: $(call us_obj,$(US_HOOK_SRC)) $(US_LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(US_PKG_LIBS)
 
@@ -75,7 +76,7 @@ $(US_OBJ)/tests/%.o: $(TOP)/libdmemfs-host/tests/%.c
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/libvirt-hook/tests/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+	$(CC) $(US_CFLAGS) -I$(TOP)/libvirt-hook $(US_TEST_DEFS) -c $< -o $@
 $(US_OBJ)/tests/%.o: $(TOP)/qemu-memdev-wrapper/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) -I$(TOP)/qemu-memdev-wrapper $(US_TEST_DEFS) -c $< -o $@
@@ -87,9 +88,12 @@ $(US_OBJ)/tests/%.o: $(TOP)/liveupdate/tests/%.c
 	$(CC) $(US_CFLAGS) -I$(TOP)/liveupdate $(US_TEST_DEFS) -c $< -o $@
 # the planning core, tested against golden files
 $(US_OBJ)/tests/test-liveupdate: $(US_OBJ)/liveupdate/kexec-plan.o
+# the hook's event table
+$(US_OBJ)/tests/test-hook: $(US_OBJ)/libvirt-hook/hook.o
 
+# objects first: the archives then serve what a test's own objects (hook.o) need
 $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_WRAP_A) $(US_LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
 
 unit: userspace $(US_TEST_BINS)
 	@rc=0; for t in $(US_TEST_BINS); do \

@@ -6,6 +6,7 @@
  */
 #include "dmem-xml.h"
 #include "domain.h"
+#include "hook.h"
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -1042,6 +1043,99 @@ static void test_cli_hook_ops(void)
 	}
 }
 
+/*
+ * The events the hook handles, one function each, found by (operation,
+ * sub-operation); libvirt's every other event is not ours: exit 0 without
+ * output, stdin not even read (dmemfs-hook(8)).
+ */
+static void test_event_table(void)
+{
+	static const char *const ours[][2] = {
+		{ "prepare", "begin" }, { "start", "begin" }, { "reconnect", "begin" },
+		{ "release", "end" },
+	};
+	static const char *const others[][2] = {
+		{ "prepare", "end" }, { "start", "end" }, { "started", "begin" },
+		{ "stopped", "end" }, { "release", "begin" }, { "reconnect", "end" },
+		{ "migrate", "begin" }, { "restore", "begin" }, { "attach", "begin" },
+		{ "PREPARE", "begin" }, { "prepare", "begin " }, { "", "" },
+	};
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+
+	for (guint i = 0; i < G_N_ELEMENTS(ours); i++) {
+		const HookEvent *ev = hook_event_find(ours[i][0], ours[i][1]);
+
+		g_assert_nonnull(ev);
+		if (!ev)
+			continue;
+		g_assert_cmpstr(ev->op, ==, ours[i][0]);
+		g_assert_cmpstr(ev->sub, ==, ours[i][1]);
+		g_assert_nonnull(ev->fn);
+		/* libvirt's XML at release end has no id */
+		g_assert_cmpint(ev->uuid_only, ==, !strcmp(ours[i][0], "release"));
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(others); i++) {
+		const char *a[] = { "nonuma", others[i][0], others[i][1], "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_null(hook_event_find(others[i][0], others[i][1]));
+		/* not XML at all: never read */
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, "not XML", &out, &err), ==, 0);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_cmpstr(err, ==, "");
+	}
+	/* one of ours reads it: one line, exit 1 */
+	{
+		const char *a[] = { "nonuma", "prepare", "begin", "-", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, "not XML", &out, &err), ==, 1);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_true(g_str_has_prefix(err, "dmemfs-hook: "));
+		g_assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+	}
+}
+
+/* --plan's and --adopt's options, in any order; misuse is one line, exit 2 */
+static void test_cli_options(void)
+{
+	g_autoptr(TestTree) t = test_tree_new(NULL);
+	g_autofree char *xml = test_read_fixture(FIX "numa-memnode.xml", NULL);
+	const char *env[] = { "DMEMFS_HOST_CONF", t->conf, NULL };
+	static const char *const bad[][4] = {
+		{ NULL }, { "only-two", "args", NULL }, { "--check", NULL },
+		{ "--pagesize", "2M", NULL }, { "--adopt", "--plan", NULL },
+		{ "--adopt", "stray", NULL }, { "--plan", "--adopt", NULL },
+	};
+
+	test_tree_set_node(t, 0, 8 * GiB, 8 * GiB);
+	{
+		const char *a[] = { "--check", "--plan", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, xml, &out, &err), ==, 0);
+		g_assert_cmpstr(out, ==, golden_numa_memnode);
+		g_assert_true(g_str_has_prefix(err, "dmemfs-hook: domain "));
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", (const char *const *)bad[i], env, xml,
+					 &out, &err), ==, 2);
+		g_assert_cmpstr(out, ==, "");
+		g_assert_true(g_str_has_prefix(err, "dmemfs-hook: "));
+		g_assert_true(strchr(err, '\n') == err + strlen(err) - 1);
+	}
+	{
+		const char *a[] = { "--help", NULL };
+		g_autofree char *out = NULL, *err = NULL;
+
+		g_assert_cmpint(test_run("dmemfs-hook", a, env, NULL, &out, &err), ==, 0);
+		g_assert_nonnull(strstr(out, "--adopt"));
+	}
+}
+
 /* dmemfs-hook --adopt: every 0.35 <mount>/<uuid> to libvirt-<uuid>, the rest untouched */
 static void test_cli_adopt(void)
 {
@@ -1117,5 +1211,7 @@ int main(int argc, char **argv)
 	g_test_add_func("/hook/cli/plan-check-and-refusal", test_cli_plan_check_and_refusal);
 	g_test_add_func("/hook/cli/hook-operations", test_cli_hook_ops);
 	g_test_add_func("/hook/cli/adopt", test_cli_adopt);
+	g_test_add_func("/hook/cli/options", test_cli_options);
+	g_test_add_func("/hook/events/table", test_event_table);
 	return g_test_run();
 }
