@@ -37,15 +37,21 @@ bisect-check: kernel guest $(DMEM_PATTERN)
 kernel-modular: deps
 	@FLAVOR=modular kernel/build.sh
 
-# Fragments owned by each part of the tree.
-include userspace.mk
-include capacity/capacity.mk
-include liveupdate/liveupdate.mk
+# Fragments owned by each part of the tree: the library first (the rules
+# the programs build with), userspace.mk after the programs (it adds up
+# their unit tests and install steps).  A step joins TEST_STEPS in the
+# order of the includes.
+include libdmemfs-host/libdmemfs-host.mk
+include libvirt-hook/hook.mk
+include qemu-memdev-wrapper/wrapper.mk
 include setup/setup.mk
+include capacity/capacity.mk
 include guest-images/guest.mk
 include nested-test/nested.mk
+include liveupdate/liveupdate.mk
 include nested-test/acceptance.mk
 include bench/bench.mk
+include userspace.mk
 
 # Each fragment adds its steps to TEST_STEPS.  A step writes PASS:/FAIL: lines
 # to $(RESULTS)/<step>.results and must write a FAIL line itself if it breaks.

@@ -9,7 +9,7 @@ CAP_OBJ   := $(BUILD)/obj/capacity
 CAP_BIN   := $(BUILD)/bin/dmem-capacity
 CAP_TBIN  := $(CAP_OBJ)/test-capacity
 
-# Built like dmemfs-hook (userspace.mk) and on the same archives: domain XML
+# Built like dmemfs-hook (libvirt-hook/hook.mk) and on the same archive: domain XML
 # goes through the hook's plan_from_xml, nodesets and the pool through
 # libdmemfs-host.  libvirt is for --libvirt only.
 CAP_CFLAGS = $(US_CFLAGS) -I$(CAP_DIR)/src $(shell pkg-config --cflags libvirt)
@@ -59,3 +59,9 @@ test-capacity:
 	  [ -s $(RESULTS)/capacity.results ] || \
 	    echo "FAIL: capacity: unit tests wrote no results" > $(RESULTS)/capacity.results; \
 	fi; true
+
+US_INSTALL += install-capacity
+.PHONY: install-capacity
+install-capacity: $(CAP_BIN)
+	install -D -m 0755 $(CAP_BIN) $(DESTDIR)$(PREFIX)/bin/dmem-capacity
+	install -D -m 0644 $(TOP)/capacity/dmem-capacity.1 $(DESTDIR)$(PREFIX)/share/man/man1/dmem-capacity.1

@@ -160,17 +160,8 @@ TEST_STEPS += test-kexec
 test-kexec: l1-inputs
 	$(call l1_step,kexec,$(KEXEC_L1))
 
-# ---- L2 guests carried over a kexec of L1 by dmem-liveupdate
-# (nested-test/l1/liveupdate-l1.sh, through run-liveupdate.sh, which retries a
-# fresh L1 after TCG's vCPU-thread crash): an L1 of its own, with a disk for
-# the guests' device state
-.PHONY: liveupdate-l1 test-liveupdate
-liveupdate-l1: kernel userspace capacity liveupdate guest
-	@$(TOP)/nested-test/host/run-liveupdate.sh
-	@cat $(RESULTS)/liveupdate.results
-TEST_STEPS += test-liveupdate
-test-liveupdate: l1-inputs
-	$(call l1_step,liveupdate,$(TOP)/nested-test/host/run-liveupdate.sh)
+# ---- L2 guests carried over a kexec of L1 by dmem-liveupdate: its step is
+# liveupdate/liveupdate.mk's
 
 # ---- machine checks raised for real (nested-test/l1/mce-l1.sh, mce_test): an
 # L1 of its own, under TCG with an Intel CPU model (Intel's severity table)

@@ -19,3 +19,14 @@ $(US_OBJ)/setup/%.o: US_CFLAGS += $(shell pkg-config --cflags libvirt)
 $(SETUP_BIN): $(call us_obj,$(TOP)/setup/dmemfs-host-setup.c $(TOP)/setup/grub.c) $(US_LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(SETUP_LIBS)
+
+US_TESTS   += test-setup
+US_INSTALL += install-setup
+$(US_OBJ)/tests/%.o: $(TOP)/setup/tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
+
+.PHONY: install-setup
+install-setup: $(SETUP_BIN)
+	install -D -m 0755 $(SETUP_BIN) $(DESTDIR)$(PREFIX)/sbin/dmemfs-host-setup
+	install -D -m 0644 $(TOP)/setup/dmemfs-host-setup.8 $(DESTDIR)$(PREFIX)/share/man/man8/dmemfs-host-setup.8
