@@ -808,6 +808,20 @@ static int persist_change(const char *dir, int fd, size_t ps, int what)
 	case 9:
 		snprintf(b, sizeof(b), "%s/d", dir);
 		return rmdir(b);
+	case 11: /* a dpage past the end, kept */
+		return fallocate(fd, FALLOC_FL_KEEP_SIZE, 3 * ps, ps);
+	case 12: /* the size grown over it: no dpage stored */
+		return fallocate(fd, 0, 3 * ps, ps);
+	case 13: /* a directory's mode */
+		snprintf(b, sizeof(b), "%s/dd", dir);
+		return chmod(b, 0750);
+	case 14: /* an empty directory's owner */
+		snprintf(b, sizeof(b), "%s/dd", dir);
+		return chown(b, 64055, 64055);
+	case 15: /* setuid set */
+		return fchmod(fd, 04640);
+	case 16: /* a chown to the same owner clears it: the mode changed */
+		return fchown(fd, 0, 0);
 	case 10: { /* a memory policy set */
 		unsigned long mask = 1;
 		void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -890,14 +904,19 @@ TEST(persist_passes_busy_file)
 TEST_F(dmemfs, persist_dropped_by_changes)
 {
 	static const char *const what[] = { "allocate", "punch", "truncate", "chmod",
-		"chown", "rename", "link", "unlink", "mkdir", "rmdir", "mbind" };
+		"chown", "rename", "link", "unlink", "mkdir", "rmdir", "mbind",
+		"keep-size allocate", "grow over kept dpages", "dir chmod", "dir chown",
+		"setuid", "same owner, setuid cleared" };
 	size_t ps = variant->ps, files;
 	uint64_t used0 = sum(self->base.used, self->base.nr), t;
+	char dd[256];
 	int fd, i;
 
 	fd = open_file(_metadata, self->dir, "f", 2 * ps);
 	ASSERT_EQ(0, fallocate(fd, 0, 0, ps));
 	close(open_file(_metadata, self->dir, "e", 0));
+	snprintf(dd, sizeof(dd), "%s/dd", self->dir);
+	ASSERT_EQ(0, mkdir(dd, 0700));
 	for (i = 0; i < (int)(sizeof(what) / sizeof(what[0])); i++) {
 		struct stat st;
 
