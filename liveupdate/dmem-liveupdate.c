@@ -269,6 +269,35 @@ static char *mount_entry(const char *path, char **source, char **name)
 }
 
 /*
+ * Each persisted mount still shows the table that the plan named (@addrs,
+ * in the order of the configured dmemfs mounts): anything that changed its
+ * files since the persist dropped the table, and the next kernel would
+ * give those guests nothing back.  Checked right before kexec -e.
+ */
+static gboolean tables_still_live(const DmemConfig *cfg, const GPtrArray *addrs, GError **error)
+{
+	DmemMountIter it = { 0 };
+	guint i = 0;
+
+	while (dmem_config_next_mount(cfg, &it)) {
+		g_autofree char *now = NULL;
+
+		if (!is_dmemfs(it.path))
+			continue;
+		now = mount_entry(it.path, NULL, NULL);
+		if (i >= addrs->len || !g_ptr_array_index(addrs, i) ||
+		    g_strcmp0(now, g_ptr_array_index(addrs, i))) {
+			g_set_error(error, DMEM_ERROR, DMEM_ERROR_FAILED,
+				    "%s: its table is gone since the persist (its files changed)",
+				    it.path);
+			return FALSE;
+		}
+		i++;
+	}
+	return TRUE;
+}
+
+/*
  * The next kernel gives a table back only to a mount of the same source,
  * dpage size and nodes: two configured mounts that share them could not
  * be told apart.  Checked before anything is touched.
@@ -551,7 +580,8 @@ static int cmd_update(const DmemConfig *cfg, virConnectPtr conn)
 		const char *argv[] = { "kexec", "-e", NULL };
 		const char *unload[] = { "kexec", "-u", NULL };
 
-		dmem_run(argv, NULL, &e);
+		if (tables_still_live(cfg, addrs, &e))
+			dmem_run(argv, NULL, &e);
 		/* still here: nothing happened, the guests come back */
 		say_error("%s; the guests are restored", e ? e->message : "kexec -e: returned");
 		g_clear_error(&e);
