@@ -6,6 +6,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 fake=$(mktemp -d)
 trap 'rm -rf "$fake"' EXIT
+# never the host's serial port: l1_channel falls back to stdout
+export L1_CHANNEL_DEV=$fake/no-channel
 # shellcheck source=nested-test/l1/l1-common.sh
 DMEMFS_SYSFS_ROOT=$fake/dmem . "$here/../l1/l1-common.sh"
 out() { printf '%s: unit.l1-common.%s%s\n' "$1" "$2" "${3:+: $3}"; }
@@ -127,7 +129,11 @@ tap_case glib 'PASS: p.lib/a|FAIL: p.lib/b: ERROR:/t.c:9:b: assertion failed (x 
 # parameters (indented) make the count and the reason; a suite "ok" whose
 # cases fell short of their plan fails; the log after the block is not read
 ku='KTAP version 1\n1..2\n    KTAP version 1\n    # Subtest: s1\n    1..2\n        KTAP version 1\n        # Subtest: p\n        ok 1 a=1 accepted\n        ok 2 a=2 accepted\n    ok 1 p\nx_try_catch (9) used greatest stack depth\n    ok 2 q\n# s1: pass:2 fail:0 skip:0 total:2\n# Totals: pass:2 fail:0 skip:0 total:2\nok 1 s1\n    KTAP version 1\n    # Subtest: s2\n    1..1\n    ok 1 r # SKIP no dmem\nok 2 s2\nok 3 later\n'
-tap_case ktap 'PASS: p.s1: 4 of 4 subtests ok|PASS: p.s2: 1 of 1 subtests ok|PASS: p.all: 2 of 2 tests|' "$ku" notes=1 complete=all
+tap_case ktap 'PASS: p.s1: 4 of 4 subtests ok|PASS: p.s2: 0 of 1 subtests ok, 1 skipped|PASS: p.all: 2 of 2 tests|' "$ku" notes=1 complete=all
+# where every test must run (noskip=1: the trunk's KUnit), a skipped case
+# fails its suite; atleast=: a suite with cases compiled out fails
+tap_case ktap-noskip 'PASS: p.s1|FAIL: p.s2: 1 subtests skipped: r|PASS: p.complete: 2 of 2 tests|' "$ku" noskip=1
+tap_case ktap-atleast 'FAIL: p.s1: only 4 subtests, want at least 5|PASS: p.s2|PASS: p.complete: 2 of 2 tests|' "$ku" "atleast=s1=5 s2=1"
 kb='KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s1\n    1..2\n        # Subtest: p\n        ok 1 a=1 accepted\n        # p: EXPECTATION FAILED at mm/x.c:5\n        Expected r == 0, but\n            r == -22\n        not ok 2 a=2 accepted\n    not ok 1 p\n    ok 2 q\nnot ok 1 s1\n'
 tap_case ktap-failed-param 'FAIL: p.s1: not ok: a=2 accepted (p: EXPECTATION FAILED at mm/x.c:5 | Expected r == 0, but | r == -22) | p|PASS: p.complete: 1 of 1 tests|' "$kb"
 ks2='KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s1\n    1..16\n    ok 1 a\n    ok 2 b\nok 1 s1\n'
@@ -165,7 +171,10 @@ cp -r "$top/nested-test" "$top/scripts" "$copy/"
 chmod -R a+rX "$fake"
 chmod a+rx "$fake"
 as_nobody=()
-[ "$(id -u)" = 0 ] && as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+# root, not fakeroot's (whose setpriv fails, and whose real user is harmless)
+if [ "$(id -u)" = 0 ] && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all true 2> /dev/null; then
+	as_nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+fi
 echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet" > "$fake/cmdline"
 scan_scripts() { # sets n, nolist, norefuse over the copy's in-L1 scripts
 	local s rel msg rc
@@ -173,7 +182,8 @@ scan_scripts() { # sets n, nolist, norefuse over the copy's in-L1 scripts
 	while read -r s; do
 		n=$((n + 1))
 		rel=${s#"$copy"/}
-		(cd "$fake" && TOP=$copy "${as_nobody[@]}" bash "$s" --list > /dev/null 2>&1) < /dev/null || nolist="$nolist $rel"
+		(cd "$fake" && TOP=$copy timeout 20 "${as_nobody[@]}" bash "$s" --list > /dev/null 2>&1) < /dev/null ||
+			nolist="$nolist $rel"
 		msg=$(cd "$fake" && TOP=$copy L1_CMDLINE=$fake/cmdline timeout 20 "${as_nobody[@]}" bash "$s" 2>&1 < /dev/null)
 		rc=$?
 		case "$rc:$msg" in
@@ -199,7 +209,7 @@ rm -f "$copy/nested-test/l1/tests/l1-planted.sh" "$copy/nested-test/l1/tests/l1-
 # is missing stops make, rather than dropping its test steps silently
 mk=$fake/mk
 mkdir -p "$mk"
-(cd "$top" && find . -name '*.mk' -not -path './build/*' -print0 | cpio -0pdm --quiet "$mk") 2> /dev/null
+(cd "$top" && find . -path ./build -prune -o -name '*.mk' -print0 | tar -cf - --null -T -) | tar -xf - -C "$mk"
 cp "$top/Makefile" "$mk/"
 # parse only: a target of its own that runs nothing, and none of an outer
 # make's settings (this runs inside make test-unit)

@@ -27,8 +27,11 @@ l1_only() {
 
 l1_channel() {
 	l1_only
-	if [ -c /dev/ttyS1 ] && exec 3> /dev/ttyS1; then
-		stty -F /dev/ttyS1 raw -echo 2> /dev/null || true
+	# L1_CHANNEL_DEV: test-l1-common.sh's, so that a host's serial port is
+	# never opened
+	local dev=${L1_CHANNEL_DEV:-/dev/ttyS1}
+	if [ -c "$dev" ] && exec 3> "$dev"; then
+		stty -F "$dev" raw -echo 2> /dev/null || true
 	else
 		exec 3>&1
 	fi
