@@ -3,7 +3,7 @@
 # KUnit's KTAP in the kernel log (the trunk's kunit.* checks).
 #
 #   awk -v prefix=P [-v strip=RE] [-v notes=1] [-v complete=NAME] [-v want=N] \
-#       -f scripts/tap-results.awk LOG
+#       [-v noskip=1] [-v atleast="NAME=N ..."] -f scripts/tap-results.awk LOG
 #
 # Each result "ok N name" / "not ok N name" of the top level becomes
 #   PASS: P<name>[: notes]        (notes=1: the test's diagnostics)
@@ -18,7 +18,10 @@
 # (1..N) announced (and N = want, when given), FAIL when the runner died,
 # timed out or bailed out before that, with the harness's "# Totals:" when
 # it follows the last result.  Results past the plan are not read (a kernel
-# log goes on after KUnit's block).
+# log goes on after KUnit's block).  noskip=1: a skip, of a result or of
+# one of its subtests, is a FAIL (where every test must run: the trunk's
+# KUnit).  atleast: the result NAME fails with fewer than N subtests (cases
+# compiled out).
 function clean(s) {
 	sub(/^# ?/, "", s)
 	sub(/^[^ :]*\.c:[0-9]+:[^: ]*:/, "", s)   # the harness's file:line:test:
@@ -33,7 +36,14 @@ function title(s) {   # "ok 3 name with words # directive" -> "name with words"
 	sub(/ *# .*$/, "", s)
 	return s
 }
-BEGIN { if (complete == "") complete = "complete"; n = 0; plan = 0 }
+BEGIN {
+	if (complete == "") complete = "complete"
+	n = 0; plan = 0
+	na = split(atleast, al, / +/)
+	for (i = 1; i <= na; i++)
+		if (split(al[i], kv, "=") == 2)
+			minsub[kv[1]] = kv[2] + 0
+}
 {
 	match($0, /^ */)
 	depth = int(RLENGTH / 4)
@@ -76,7 +86,10 @@ depth > 0 && !/^(not )?ok [0-9]+ / {
 /^(not )?ok [0-9]+ / && depth > 0 {
 	if (depth == 1)
 		subn++
-	if ($1 == "ok") {
+	if ($1 == "ok" && $0 ~ /# SKIP/) {
+		subskip++
+		skipwhy = add(skipwhy, title($0))
+	} else if ($1 == "ok") {
 		subok++
 	} else {
 		subbad++
@@ -93,12 +106,22 @@ depth > 0 && !/^(not )?ok [0-9]+ / {
 	if (strip != "")
 		sub(strip, "", name)
 	n++
+	subs = subok + subbad + subskip
 	if (ok && subplan > 0 && subn != subplan) {
 		ok = 0
 		why = subn " of its " subplan " subtests reported"
+	} else if (ok && noskip && subskip > 0) {
+		ok = 0
+		why = subskip " subtests skipped: " skipwhy
+	} else if (ok && (name in minsub) && subs < minsub[name]) {
+		ok = 0
+		why = "only " subs " subtests, want at least " minsub[name]
 	}
-	sub_note = subok + subbad > 0 ? subok " of " subok + subbad " subtests ok" : ""
-	if (ok && $0 ~ /# SKIP/) {
+	sub_note = subs > 0 ? subok " of " subs " subtests ok" (subskip ? ", " subskip " skipped" : "") : ""
+	if (ok && $0 ~ /# SKIP/ && noskip) {
+		r = $0; sub(/.*# SKIP */, "", r)
+		print "FAIL: " prefix name ": skipped: " (r != "" ? r : "no reason")
+	} else if (ok && $0 ~ /# SKIP/) {
 		r = $0; sub(/.*# SKIP */, "", r)
 		print "SKIP: " prefix name ": " (r != "" ? r : (diag != "" ? diag : "skipped"))
 	} else if (ok) {
@@ -108,7 +131,7 @@ depth > 0 && !/^(not )?ok [0-9]+ / {
 		r = subwhy != "" ? "not ok: " subwhy : (why != "" ? why : (diag != "" ? diag : "failed"))
 		print "FAIL: " prefix name ": " substr(r, 1, 320)
 	}
-	diag = ""; why = ""; subn = subok = subbad = subplan = 0; subwhy = ""
+	diag = ""; why = ""; subn = subok = subbad = subskip = subplan = 0; subwhy = skipwhy = ""
 }
 END {
 	if (plan > 0 && n == plan && (want == "" || n == want + 0))
