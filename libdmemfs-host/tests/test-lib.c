@@ -267,6 +267,9 @@ static void test_sysfs_u64(void)
 		{ "4096\n", DMEM_SYSFS_OK, 4096 },
 		{ "18446744073709551615\n", DMEM_SYSFS_OK, G_MAXUINT64 },
 		{ "00012\n", DMEM_SYSFS_OK, 12 },
+		/* a count is at most 32 bytes: zeros past them are no count */
+		{ "0000000000000000000000000000012\n", DMEM_SYSFS_OK, 12 },
+		{ "00000000000000000000000000000000012\n", DMEM_SYSFS_ERROR, 0 },
 		{ "18446744073709551616\n", DMEM_SYSFS_ERROR, 0 }, /* 2^64 */
 		{ "99999999999999999999\n", DMEM_SYSFS_ERROR, 0 },
 		{ "123456789012345678901234567890123456789\n", DMEM_SYSFS_ERROR, 0 },
@@ -1086,6 +1089,11 @@ static void test_one_line(void)
 		{ "  a \r\n\n b\t c \n\n", "a; b  c" },
 		{ "x\033[1m", "x [1m" },
 		{ "bad \xff byte", "bad \xef\xbf\xbd byte" },
+		/* C1 CSI and NEL, U+2028, a right-to-left override: blanks */
+		{ "a\xc2\x9b" "1mb\xc2\x85" "c", "a 1mb c" },
+		{ "a\xe2\x80\xa8" "b\xe2\x80\xae" "cba", "a b cba" },
+		/* what shows stays: a non-ASCII letter, a no-break space */
+		{ "caf\xc3\xa9\xc2\xa0ok", "caf\xc3\xa9\xc2\xa0ok" },
 	};
 
 	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -1097,6 +1105,14 @@ static void test_one_line(void)
 		g_autofree char *null = dmem_one_line(NULL, " ");
 
 		g_assert_cmpstr(null, ==, "");
+	}
+	{
+		/* an attribute of any length is one line of at most the cap */
+		g_autofree char *big = g_strnfill(100000, 'x');
+		g_autofree char *got = dmem_one_line(big, "; ");
+
+		g_assert_cmpuint(strlen(got), ==, DMEM_LINE_SHOWN + 3);
+		g_assert_true(g_str_has_suffix(got, "..."));
 	}
 }
 
@@ -1114,7 +1130,22 @@ static void test_run_command(void)
 	const char *killed[] = { "sh", "-c", "kill -9 $$", NULL };
 	const char *silent[] = { "false", NULL };
 	g_autofree char *out = NULL, *none = NULL;
+	g_autofree char *path = g_strdup(g_getenv("PATH"));
 	g_autoptr(GError) e = NULL;
+
+	/* children get a PATH of root's own, whatever the caller's */
+	g_unsetenv("PATH");
+	g_assert_true(dmem_run((const char *[]){ "true", NULL }, NULL, &e));
+	g_assert_no_error(e);
+	g_setenv("PATH", "/nonexistent", TRUE);
+	g_assert_true(dmem_run((const char *[]){ "sh", "-c",
+					       "case $PATH in /usr/local/sbin:*) exit 0;; esac; exit 1",
+					       NULL }, NULL, &e));
+	g_assert_no_error(e);
+	if (path)
+		g_setenv("PATH", path, TRUE);
+	else
+		g_unsetenv("PATH");
 
 	g_assert_true(dmem_run(echo, &out, &e));
 	g_assert_no_error(e);

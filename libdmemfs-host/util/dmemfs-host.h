@@ -216,10 +216,14 @@ gboolean dmem_read_all(int fd, gsize max, char **buf, gsize *len, GError **error
 /* round up to a multiple of align (power of two); FALSE on overflow */
 gboolean dmem_round_up(guint64 v, guint64 align, guint64 *out);
 /*
- * @text (NULL: "") as one line of valid UTF-8: each line trimmed, the
- * empty ones dropped, the others joined by @sep, any other control
- * character a blank.
+ * @text (NULL: "") as one line of valid UTF-8 that shows as it reads: each
+ * line trimmed, the empty ones dropped, the others joined by @sep; any
+ * other control character (C0, DEL, C1), format character (bidi
+ * overrides) or line or paragraph separator a blank; cut to
+ * DMEM_LINE_SHOWN bytes, marked "...".  Domain XML reaches error
+ * messages, and libvirt shows the hook's stderr to its client and logs.
  */
+#define DMEM_LINE_SHOWN 2048
 char *dmem_one_line(const char *text, const char *sep);
 
 /* ---- a program's failure ----------------------------------------------- */

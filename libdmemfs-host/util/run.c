@@ -24,6 +24,20 @@ static void cut(GString *s, gsize max)
 	g_string_append(s, "...");
 }
 
+/* what a terminal or a log reader would act on rather than show */
+static gboolean unshowable(gunichar c)
+{
+	switch (g_unichar_type(c)) {
+	case G_UNICODE_CONTROL:			/* C0, DEL, C1 (CSI, NEL) */
+	case G_UNICODE_FORMAT:			/* bidi overrides and isolates */
+	case G_UNICODE_LINE_SEPARATOR:
+	case G_UNICODE_PARAGRAPH_SEPARATOR:
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
 char *dmem_one_line(const char *text, const char *sep)
 {
 	g_autofree char *valid = g_utf8_make_valid(text ? text : "", -1);
@@ -36,12 +50,15 @@ char *dmem_one_line(const char *text, const char *sep)
 			continue;
 		if (s->len)
 			g_string_append(s, sep);
-		g_string_append(s, *l);
+		for (const char *p = *l; *p; p = g_utf8_next_char(p)) {
+			/* a tab, a bare CR, an escape sequence, U+2028, U+202E: blanks */
+			if (unshowable(g_utf8_get_char(p)))
+				g_string_append_c(s, ' ');
+			else
+				g_string_append_len(s, p, g_utf8_next_char(p) - p);
+		}
 	}
-	/* a tab, a bare CR, an escape sequence: blanks */
-	for (gsize i = 0; i < s->len; i++)
-		if (g_ascii_iscntrl(s->str[i]))
-			s->str[i] = ' ';
+	cut(s, DMEM_LINE_SHOWN);
 	return g_string_free(g_steal_pointer(&s), FALSE);
 }
 
@@ -115,10 +132,17 @@ static char *status_shown(int status)
 	return g_strdup_printf("wait status %d", status);
 }
 
+/*
+ * Children run as root with this PATH, whatever the caller's (unset under
+ * env -i or cron, where GLib would fall back to searching ".")
+ */
+static const char *const run_envp_path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 gboolean dmem_run(const char *const *argv, char **out, GError **error)
 {
-	GSpawnFlags flags = G_SPAWN_SEARCH_PATH | G_SPAWN_STDIN_FROM_DEV_NULL |
+	GSpawnFlags flags = G_SPAWN_SEARCH_PATH_FROM_ENVP | G_SPAWN_STDIN_FROM_DEV_NULL |
 			    G_SPAWN_CLOEXEC_PIPES;
+	g_auto(GStrv) envp = g_environ_setenv(g_get_environ(), "PATH", run_envp_path + 5, TRUE);
 	g_autofree char *o = NULL, *err = NULL, *cmd = NULL, *how = NULL, *line = NULL;
 	g_autoptr(GString) said = NULL;
 	g_autoptr(GError) e = NULL;
@@ -127,7 +151,7 @@ gboolean dmem_run(const char *const *argv, char **out, GError **error)
 	g_return_val_if_fail(argv && argv[0], FALSE);
 	if (!out)
 		flags |= G_SPAWN_STDOUT_TO_DEV_NULL;
-	if (!g_spawn_sync(NULL, (char **)argv, NULL, flags, NULL, NULL, out ? &o : NULL, &err,
+	if (!g_spawn_sync(NULL, (char **)argv, envp, flags, NULL, NULL, out ? &o : NULL, &err,
 			  &status, &e)) {
 		cmd = argv_shown(argv);
 		return dmem_fail(error, "%s: %s", cmd, e->message);

@@ -15,10 +15,11 @@
 
 DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error)
 {
-	char buf[SYSFS_U64_MAX_LEN + 1];
+	char buf[SYSFS_U64_MAX_LEN + 2];
 	gsize len = 0, digits;
 	guint64 v = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO planted under a configured root does not block */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0 && errno == ENOENT)
 		return DMEM_SYSFS_ABSENT;
@@ -26,8 +27,9 @@ DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error)
 		dmem_fail(error, "%s: %s", path, g_strerror(errno));
 		return DMEM_SYSFS_ERROR;
 	}
-	while (len < SYSFS_U64_MAX_LEN) {
-		ssize_t n = read(fd, buf + len, SYSFS_U64_MAX_LEN - len);
+	/* one byte more than a count takes: a longer file is no count */
+	while (len <= SYSFS_U64_MAX_LEN) {
+		ssize_t n = read(fd, buf + len, SYSFS_U64_MAX_LEN + 1 - len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -45,6 +47,8 @@ DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error)
 	close(fd);
 	buf[len] = 0;
 	digits = len && buf[len - 1] == '\n' ? len - 1 : len;
+	if (len > SYSFS_U64_MAX_LEN)
+		digits = 0;
 	for (gsize i = 0; i < digits; i++) {
 		guint d = (guint)(buf[i] - '0');
 
@@ -55,10 +59,13 @@ DmemSysfsRead dmem_sysfs_u64(const char *path, guint64 *value, GError **error)
 		v = v * 10 + d;
 	}
 	if (!digits) {
-		g_autofree char *shown = g_strescape(buf, NULL);
+		g_autofree char *shown = NULL;
+
+		buf[MIN(len, SYSFS_U64_MAX_LEN)] = 0;
+		shown = g_strescape(buf, NULL);
 
 		dmem_fail(error, "%s: not a decimal count: '%s'%s", path, shown,
-			  len == SYSFS_U64_MAX_LEN ? "..." : "");
+			  len > SYSFS_U64_MAX_LEN ? "..." : "");
 		return DMEM_SYSFS_ERROR;
 	}
 	*value = v;
