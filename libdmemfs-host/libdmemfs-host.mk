@@ -61,9 +61,11 @@ $(US_OBJ)/tests/%.o: $(TOP)/libdmemfs-host/tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(US_CFLAGS) $(US_TEST_DEFS) -c $< -o $@
 
-# objects first: the archives then serve what a test's own objects (hook.o) need
+# objects first, then a program's own archive (the wrapper's), the library
+# last: each serves what comes before it
 $(US_OBJ)/tests/test-%: $(US_OBJ)/tests/test-%.o $(US_OBJ)/tests/testutil.o $(US_LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter-out $(US_LIB_A),$(filter %.a,$^)) $(US_LIB_A) \
+	  $(US_PKG_LIBS) $(shell pkg-config --libs gio-2.0)
 
 # ---- fuzzing ----------------------------------------------------------------
 US_FUZZ     := $(BUILD)/fuzz
