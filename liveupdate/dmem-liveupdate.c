@@ -294,6 +294,9 @@ static gboolean tables_still_live(const DmemConfig *cfg, const GPtrArray *addrs,
 		}
 		i++;
 	}
+	/* every table of the plan was seen (addrs ends in its NULL) */
+	if (i + 1 != addrs->len)
+		return dmem_fail(error, "%u of the %u persisted mounts are left", i, addrs->len - 1);
 	return TRUE;
 }
 
