@@ -43,9 +43,10 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 	expected+=(nested.vfio-l2-boot)
 fi
 
-# KUnit runs on the test boot only when the trunk's list has its checks
+# KUnit runs on the trunk's test boot only, when its list has the checks
 # (no pipe into grep -q: under pipefail, printf's SIGPIPE would lose it)
-for e in "${expected[@]}"; do [[ $e == kunit.* ]] && L1_KUNIT=1; done
+trunk_kunit=0
+for e in "${expected[@]}"; do [[ $e == kunit.* ]] && trunk_kunit=1; done
 
 l1_ready "$BUILD/guest/dmemfs_test" "$BUILD/guest/dmemfs_vm_test" "$L1_SCRIPT"
 if [ "${1:-}" = --probe ]; then
@@ -68,7 +69,8 @@ l1_baseline
 # in the last one, or under KVM, leaves its steps without results: FAILs.
 from=
 for attempt in 1 2 3; do
-	l1_test_boot "$L1_SCRIPT" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"} ${from:+"--from=$from"}
+	L1_KUNIT=$trunk_kunit l1_test_boot "$L1_SCRIPT" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"} \
+		${from:+"--from=$from"}
 	cp "$work/test-console.log" "$RESULTS/l1-console.log"
 	trunk_why=$why
 	crash=$(results_of test | sed -n 's/^CRASH: //p' | head -1)

@@ -155,6 +155,18 @@ merged=$(
 	add "PASS: a.step3"
 	printf '%s\n' "${lines[@]}" | sed '/^$/d' | tr '\n' '|'
 )
+# KUnit only where asked: kunit.enable=0 on every boot's command line but
+# a test boot that run-l1.sh gives L1_KUNIT=1 (a prefix on the call)
+appends=$(
+	RESULTS=$fake/res TOP=$(cd "$here/../.." && pwd)
+	. "$here/l1-boot-lib.sh"
+	accel_name() { echo tcg; }
+	printf '%s|' "$(l1_append /x.sh "dmem=1G")" "$(L1_KUNIT=1 l1_append /x.sh "dmem=1G")" "$(l1_append /x.sh "")"
+)
+case "$appends" in
+*"l1.script=/x.sh kunit.enable=0 dmem=1G|"*"l1.script=/x.sh dmem=1G|"*"l1.script=/x.sh kunit.enable=0|") out PASS kunit-only-where-asked ;;
+*) out FAIL kunit-only-where-asked "got '$appends'" ;;
+esac
 want='FAIL: a.step1: x|PASS: a.step1|PASS: a.step2|FAIL: a.setup: redone|PASS: a.step3|PASS: a.step3|'
 [ "$merged" = "$want" ] && out PASS resume-merge || out FAIL resume-merge "got '$merged'"
 # every in-L1 script (all of nested-test/l1/ but its libraries) answers
