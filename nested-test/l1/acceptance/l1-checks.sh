@@ -643,6 +643,7 @@ rm -f "$(serial_of $name)"
 if ! err=$(virsh define "/tmp/$name.xml" 2>&1) || ! err=$(virsh start "$name" 2>&1); then
 	fail reconnect "define/start: $(echo "$err" | tr -s '\n' ' ')"
 else
+	l2_watch "$name" # until libvirtd stops: how the guest ended, if it did
 	pid=$(qemu_pid "$name")
 	held=$(($(used0) + $(used1)))
 	t=$SECONDS
@@ -659,7 +660,9 @@ else
 		[ "$held" -eq $(($(used0) + $(used1))) ]; then
 		pass reconnect "$why"
 	else
-		fail reconnect "$why"
+		# where the guest stood: its serial's end, QEMU's threads (a
+		# silent L2 early in its boot is a TCG fault of the vfio-l2 kind)
+		fail reconnect "$why; L2 serial: $(tail -c 200 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' '); $(qemu_diag "$name")"
 	fi
 	virsh destroy "$name" > /dev/null 2>&1
 	virsh undefine "$name" > /dev/null 2>&1
