@@ -14,6 +14,9 @@ BUILD=${BUILD:-$TOP/build}
 RESULTS=${RESULTS:-$BUILD/results}
 disk=$BUILD/l1-liveupdate.img
 out=$RESULTS/liveupdate.results
+# liveupdate-l1.sh's line for a stage that failed after an L2 triple fault
+# (l2_fault_evidence) is this run's second signature
+L1_RETRY_SIGNATURES+=('L2 triple fault under TCG')
 skips=()
 for attempt in 1 2 3; do
 	rm -rf "$RESULTS/liveupdate" "$disk"

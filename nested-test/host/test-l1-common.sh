@@ -107,6 +107,56 @@ for c in "kvm reset quiet clean" "tcg kill quiet clean" "tcg reset bad clean" "t
 		out PASS "no-l2-reset-$acc-$e-$f-$l"
 	fi
 done
+# an L2 triple fault that L1's kvm_exit trace recorded (l2_fault_evidence):
+# the whole script runs again only under TCG, only for a record after the
+# first N0, never with a splat in L1's log or a console of the run that
+# shows a panic, an agent's FAIL or a pattern with errors
+mkdir -p "$fake/tf" "$fake/tf-kvm" "$fake/tf-none" "$fake/tf-exit-only"
+printf '# tracer: nop\n#\n' | tee "$fake/tf-none/trace" "$fake/tf-kvm/trace" "$fake/tf-exit-only/trace" > "$fake/tf/trace"
+exit_rec=' CPU 0/KVM-4242    [001] ..... 812.000001: kvm_exit: vcpu 0 reason shutdown rip 0xffffffff81000f4d info 0 0'
+user_rec=' CPU 0/KVM-4242    [001] ..... 812.000009: kvm_userspace_exit: reason KVM_EXIT_SHUTDOWN (8)'
+printf '%s\n' "$exit_rec" "$user_rec" >> "$fake/tf/trace"
+printf '%s\n' "$user_rec" >> "$fake/tf-kvm/trace"     # one KVM made: no intercept
+printf '%s\n' "$exit_rec" >> "$fake/tf-exit-only/trace" # no exit to QEMU: no fault it saw
+printf 'L2-AGENT-RESULT status=FAIL reason=pattern\n' > "$fake/fail.serial"
+ev=$(L2_FAULT_TRACE=$fake/tf l2_fault_evidence tcg 0 "$fake/clean.l1" "$fake/quiet.serial" "$fake/one.serial")
+case "$?:$ev" in
+0:"L2 triple fault under TCG (1 in this run, L1 log and 2 L2 consoles clean): CPU 0/KVM-4242"*"reason shutdown rip 0xffffffff81000f4d"*)
+	out PASS l2-triple-fault-under-tcg ;;
+*) out FAIL l2-triple-fault-under-tcg "got '$ev'" ;;
+esac
+ev=$(L2_FAULT_TRACE=$fake/tf-kvm l2_fault_evidence tcg 0 "$fake/clean.l1" "$fake/quiet.serial")
+case "$?:$ev" in
+0:"L2 triple fault under TCG (1 in this run, L1 log and 1 L2 consoles clean): CPU 0/KVM-4242"*"KVM_EXIT_SHUTDOWN (8)") out PASS l2-triple-fault-made-by-kvm ;;
+*) out FAIL l2-triple-fault-made-by-kvm "got '$ev'" ;;
+esac
+for c in "kvm tf 0 clean quiet" "tcg tf-none 0 clean quiet" "tcg tf 2 clean quiet" "tcg tf-exit-only 0 clean quiet" \
+	"tcg tf 0 splat quiet" \
+	"tcg tf 0 missing quiet" "tcg tf 0 clean bad" "tcg tf 0 clean panic" "tcg tf 0 clean fail"; do
+	read -r acc t n l f <<< "$c"
+	if ev=$(L2_FAULT_TRACE=$fake/$t l2_fault_evidence "$acc" "$n" "$fake/$l.l1" "$fake/quiet.serial" \
+		"$fake/$f.serial" 2> /dev/null); then
+		out FAIL "no-l2-triple-fault-$acc-$t-$n-$l-$f" "retried on '$ev'"
+	else
+		out PASS "no-l2-triple-fault-$acc-$t-$n-$l-$f"
+	fi
+done
+# the line it leaves on a live update's console retries that L1 only where
+# run-liveupdate.sh names it: never the trunk's whole L1 (run-l1.sh)
+ev=$(L2_FAULT_TRACE=$fake/tf l2_fault_evidence tcg 0 "$fake/clean.l1")
+printf '%s\n' "$ev" > "$fake/lu-console.log"
+if got=$(retry_evidence tcg "$fake/lu-console.log"); then
+	out FAIL no-trunk-retry-on-l2-triple-fault "retried on '$got'"
+else
+	out PASS no-trunk-retry-on-l2-triple-fault
+fi
+got=$(L1_RETRY_SIGNATURES+=('L2 triple fault under TCG') && retry_evidence tcg "$fake/lu-console.log")
+case "$got" in
+"L2 triple fault under TCG (1 in this run"*) out PASS liveupdate-retry-on-l2-triple-fault ;;
+*) out FAIL liveupdate-retry-on-l2-triple-fault "got '$got'" ;;
+esac
+grep -q "^L1_RETRY_SIGNATURES+=('L2 triple fault under TCG')$" "$here/run-liveupdate.sh" &&
+	out PASS liveupdate-names-l2-triple-fault || out FAIL liveupdate-names-l2-triple-fault "run-liveupdate.sh does not add the signature"
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
 # the one TAP converter (scripts/tap-results.awk, through tap_results):

@@ -155,6 +155,50 @@ l2_reset_evidence() {
 	printf '%s; serial: no panic, %s agent lines, the last: %s\n' "$(echo "$ev" | cut -c1-160)" \
 		"$(printf '%s\n' "$lines" | grep -ac .)" "$(printf '%s\n' "$lines" | tail -1 | cut -c1-100)"
 }
+# The same fault seen from L1's KVM, which needs no QEMU event listener
+# per domain: a triple fault of an L2 vCPU reaches QEMU as KVM_EXIT_SHUTDOWN
+# (8), which QEMU reports as guest-reset, whether the CPU took the SVM
+# SHUTDOWN intercept (exit code 0x7f) or KVM itself turned an exception
+# during a double fault into one.  A reboot that the L2's kernel asks for
+# (ACPI, keyboard controller, port 0xcf9; the same guest-reset event) is
+# neither.  l2_fault_trace: from now on, L1's kvm_userspace_exit tracepoint
+# records those exits, and kvm_exit the SHUTDOWN intercepts with the
+# guest's RIP, in a trace instance of their own (tracefs: test tooling,
+# never the product's); l2_triple_faults prints the records, a line each
+# ("... kvm_userspace_exit: reason KVM_EXIT_SHUTDOWN (8)", "... kvm_exit:
+# vcpu 0 reason shutdown rip 0x...").
+L2_FAULT_TRACE=${L2_FAULT_TRACE:-/sys/kernel/tracing/instances/l2-triple-faults}
+l2_fault_trace() {
+	local t=/sys/kernel/tracing e=$L2_FAULT_TRACE/events/kvm
+	[ -d $t/instances ] || mount -t tracefs tracefs $t 2> /dev/null
+	mkdir -p "$L2_FAULT_TRACE" 2> /dev/null &&
+		echo 'reason == 8' > $e/kvm_userspace_exit/filter && echo 1 > $e/kvm_userspace_exit/enable &&
+		echo 'exit_reason == 127' > $e/kvm_exit/filter && echo 1 > $e/kvm_exit/enable
+}
+l2_triple_faults() { grep -av '^#' "$L2_FAULT_TRACE/trace" 2> /dev/null | sed 's/^ *//'; }
+# l2_fault_evidence ACCEL FAULTS0 L1LOG SERIAL...: the named signature for a
+# whole in-L1 script, which started L2s of its own and may be run once more
+# (l1-trunk.sh; liveupdate-l1.sh's line for run-liveupdate.sh): succeeds,
+# printing the first new record, only when ACCEL is tcg, L1 recorded an L2
+# triple fault after its first FAULTS0 records (l2_fault_trace), L1LOG (L1's
+# kernel log over the script's run) has no splat, and no SERIAL (the L2s'
+# consoles over that run) shows a panic, an oops, an agent's FAIL or a
+# pattern with errors: a memory error of ours shows there first.
+l2_fault_evidence() {
+	local accel=$1 n0=$2 log=$3 new s
+	shift 3
+	[ "$accel" = tcg ] && [ -r "$log" ] || return 1
+	new=$(l2_triple_faults | tail -n +"$((n0 + 1))")
+	printf '%s\n' "$new" | grep -q 'kvm_userspace_exit:' || return 1
+	grep -aqE "$L1_SPLAT_RE" "$log" && return 1
+	for s in "$@"; do
+		tr -d '\r' < "$s" | grep -aqE "$L1_SPLAT_RE|Kernel panic|status=FAIL| errors=[1-9]" && return 1
+	done
+	# the intercept's line has the RIP; one KVM made has only its exit
+	printf 'L2 triple fault under TCG (%s in this run, L1 log and %s L2 consoles clean): %s\n' \
+		"$(printf '%s\n' "$new" | grep -c 'kvm_userspace_exit:')" "$#" \
+		"$(printf '%s\n' "$new" | { grep 'kvm_exit:' || printf '%s\n' "$new"; } | head -1 | cut -c1-200)"
+}
 # l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
 l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }
 

@@ -276,6 +276,8 @@ script_leftovers() {
 # contains WORD (make test-debug skips the libvirt acceptance: too slow
 # under KASAN and TCG).
 skip_word=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.skip=//p')
+# L2 triple faults, the evidence of the one retry rule for a script
+l2_fault_trace || res "# no kvm_exit trace of L2 triple faults: no script is retried"
 while read -r what s; do
 	rel=${s#"$TOP"/}
 	step "$(l1_script_check "$s")" || continue
@@ -285,15 +287,30 @@ while read -r what s; do
 		continue
 	fi
 	echo "== $rel"
-	free0=$(pool_free) t0=$SECONDS
-	timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
-	rc=$?
-	# a script killed by the timeout leaves its daemons and guests behind,
-	# and the next script could not start its own: say so, and clear them
-	left=$(script_leftovers)
-	free1=$(pool_free)
-	cat /tmp/l1-script.out
-	crash_stop "$(l1_script_check "$s")"
+	for attempt in 1 2; do
+		free0=$(pool_free) t0=$SECONDS dmark=$(dmesg_mark) faults0=$(l2_triple_faults | grep -c .)
+		touch /tmp/l1-script.stamp
+		timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
+		rc=$?
+		# a script killed by the timeout leaves its daemons and guests behind,
+		# and the next script could not start its own: say so, and clear them
+		left=$(script_leftovers)
+		free1=$(pool_free)
+		cat /tmp/l1-script.out
+		crash_stop "$(l1_script_check "$s")"
+		# A script that failed runs once more only under the one retry rule:
+		# one of its L2s triple-faulted under TCG with L1's log and every L2
+		# console of the run clean (l2_fault_evidence), and the pool came
+		# back whole (a leak is never retried away).  Its failures go with
+		# the SKIP line; the second run's results count.
+		[ "$rc" -ne 0 ] && [ "$attempt" = 1 ] && [ "$free0" = "$free1" ] || break
+		dmesg | tail -n +"$((dmark + 1))" > /tmp/l1-script.dmesg
+		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial' -newer /tmp/l1-script.stamp 2> /dev/null)
+		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") || break
+		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(grep '^FAIL: ' /tmp/l1-script.out |
+			cut -c1-160 | tr '\n' '|' | cut -c1-800)"
+		echo "== $rel again: $evidence"
+	done
 	grep -E '^(PASS|FAIL|SKIP): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
 	res "# $rel: exit $rc after $((SECONDS - t0)) s"
 	why="exit status $rc"

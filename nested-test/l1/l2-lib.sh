@@ -22,7 +22,7 @@ IMAGES=/var/lib/libvirt/images
 SERIAL_DIR=/var/log/libvirt/qemu
 L2_KERNEL=${L2_KERNEL:-$BUILD/bzImage}
 L2_INITRD=${L2_INITRD:-$BUILD/l2/initramfs.cpio.gz}
-L2_CMDLINE_BASE="console=ttyS0 earlyprintk=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable"
+L2_CMDLINE_BASE="console=ttyS0 earlyprintk=ttyS0 panic=-1 quiet loglevel=3 tsc=reliable kunit.enable=0"
 MiB=$((1 << 20))
 # shellcheck source=nested-test/l1/l1-common.sh
 . "$TOP/nested-test/l1/l1-common.sh"
@@ -226,10 +226,13 @@ qemu_diag() {
 			"$(head -4 "$t/stack" 2> /dev/null | sed 's/^\[<0>\] //' | tr '\n' ' ')"
 	done
 	# where the guest is: instruction pointer, mode, halted, and the bytes
-	# at RIP (zeros there: it runs in memory that lost its contents)
-	virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
+	# at RIP (zeros there: it runs in memory that lost its contents).  Both
+	# need the vCPU out of KVM_RUN, which a vCPU stuck in L1's KVM never
+	# leaves: 10 s each, and "no answer" says so
+	timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
 		grep -o -E '(RIP|CR0|EFER|HLT)=[0-9a-f]*' | tr '\n' ' '
-	printf 'code at RIP: %s' "$(virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
+	[ "${PIPESTATUS[0]}" = 124 ] && printf 'registers: no answer from QEMU in 10 s; '
+	printf 'code at RIP: %s' "$(timeout 10 virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
 		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
 }
 # gone_diag NAME: why a domain that should run does not, on one line:

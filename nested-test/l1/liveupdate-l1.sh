@@ -79,7 +79,21 @@ SAVE=$STATE/liveupdate
 U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
 # ok NAME WHY RC: the verdict of a condition whose status is RC
 ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
-done_l1() { acc_stop_all > /dev/null 2>&1; res "L1-DONE"; exit 0; }
+# done_l1: the end of a stage.  One that failed after an L2 triple fault
+# under TCG, with L1's log and both guests' consoles clean, says so on the
+# console (l2_fault_evidence's line, one of run-liveupdate.sh's retry
+# signatures); faults that retry_l2 already answered do not count.
+faults_used=0
+done_l1() {
+	local ev s consoles=()
+	for s in "$(serial_of lu-2m)" "$(serial_of lu-1g)"; do [ -r "$s" ] && consoles+=("$s"); done
+	[ "$L1_FAILED" = 1 ] && dmesg > /tmp/dmesg-stage.txt &&
+		ev=$(l2_fault_evidence "$(l1_outer_accel)" "$faults_used" /tmp/dmesg-stage.txt "${consoles[@]}") &&
+		echo "$ev"
+	acc_stop_all > /dev/null 2>&1
+	res "L1-DONE"
+	exit 0
+}
 not_run() { fail_from "$1" "$why" $checks; done_l1; } # every check from $1 on fails
 # acc_setup without mounting dmemfs: stage 2's mounts come from the tables
 setup_no_mount() {
@@ -102,7 +116,7 @@ retry_l2() {
 	[ -z "${retries[$name]:-}" ] || return 1
 	evidence=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" \
 		/tmp/dmesg.txt) || return 1
-	retries[$name]=1
+	retries[$name]=1 faults_used=$(l2_triple_faults | grep -c .)
 	skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 	virsh destroy "$name" > /dev/null 2>&1
 	# the old guest's agent lines must not pass for the new one's
@@ -124,6 +138,7 @@ keep_running() {
 	done
 }
 
+l2_fault_trace || echo "no kvm_exit trace of L2 triple faults: no L1 is retried for one"
 case $stage in
 1)
 	acc_setup

@@ -148,7 +148,7 @@ step() {
 	line=$(wait_check "$n" "$want" 240)
 	sleep 1 # QEMU's size event reaches libvirt after the guest's last (un)plug
 	f_after=$(free0)
-	why="$from -> $to MiB in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$f_after") MiB (want $(mib $((f_before - (to - from) * MiB))) MiB), libvirt current $(current_kib) KiB, agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$want; last: $(last_check)}"
+	why="$from -> $to MiB in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$f_after") MiB (want $(mib $((f_before - (to - from) * MiB))) MiB), libvirt current $(current_kib) KiB, agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$want; last: $(last_check); $(qemu_diag $name)}"
 	if [ -n "$line" ] && [ "$(agent_field "$line" status)" = PASS ] &&
 		[ $((f_before - f_after)) -eq $(((to - from) * MiB)) ] &&
 		[ "$(current_kib)" -eq $((to * 1024)) ]; then
@@ -169,7 +169,7 @@ err=$(virsh attach-device $name /tmp/vmem-dimm.xml --live 2>&1)
 rc=$?
 line=$(wait_check "$n" $((boot_total + DIMM * 1024)) 120)
 files=$(backing_files)
-why="attach-device rc $rc${err:+ ($err)} in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$(free0)") MiB (want -$DIMM), files under $M4K: ${files:-none}; agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$((boot_total + DIMM * 1024)); last: $(last_check)}"
+why="attach-device rc $rc${err:+ ($err)} in $((SECONDS - t)) s: node0 free $(mib "$f_before") -> $(mib "$(free0)") MiB (want -$DIMM), files under $M4K: ${files:-none}; agent: ${line:-no L2-MEM-CHECK line with node0_total_kib=$((boot_total + DIMM * 1024)); last: $(last_check); $(qemu_diag $name)}"
 if [ "$rc" -eq 0 ] && [ $((f_before - $(free0))) -eq $((DIMM * MiB)) ] && [ -n "$files" ] &&
 	[ "$(agent_field "$line" status)" = PASS ]; then
 	pass hotplug-dimm "$why"
@@ -235,7 +235,7 @@ else
 		[ -n "$err" ]; then
 		pass grow-past-pool "$why"
 	else
-		fail grow-past-pool "$why"
+		fail grow-past-pool "$why; $(qemu_diag $name)"
 	fi
 	resize $REQ > /dev/null 2>&1
 	wait_check "$n" "$boot_total" 240 > /dev/null
