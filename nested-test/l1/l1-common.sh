@@ -45,7 +45,13 @@ L1_FAILED=0
 result_area() { L1_AREA=$1; }
 _result() { if [ "$L1_OUT" = channel ]; then res "$*"; else printf '%s\n' "$*"; fi; }
 pass() { _result "PASS: ${L1_AREA:+$L1_AREA.}$1${2:+: $2}"; }
-fail() { _result "FAIL: ${L1_AREA:+$L1_AREA.}$1: $2"; L1_FAILED=1; }
+# L1_FAILED_CHECKS: the checks that ran and failed (not those "not run")
+L1_FAILED_CHECKS=
+fail() {
+	_result "FAIL: ${L1_AREA:+$L1_AREA.}$1: $2"
+	L1_FAILED=1
+	[[ $2 == "not run"* ]] || L1_FAILED_CHECKS+=" $1"
+}
 skip() { _result "SKIP: ${L1_AREA:+$L1_AREA.}$1: $2"; }
 check() { # check CHECK REASON-IF-FAILED CONDITION...
 	local name=$1 why=$2
@@ -168,34 +174,54 @@ l2_reset_evidence() {
 # ("... kvm_userspace_exit: reason KVM_EXIT_SHUTDOWN (8)", "... kvm_exit:
 # vcpu 0 reason shutdown rip 0x...").
 L2_FAULT_TRACE=${L2_FAULT_TRACE:-/sys/kernel/tracing/instances/l2-triple-faults}
+# set by l2_fault_trace once both events record; l2_fault_evidence needs it
+L2_FAULT_TRACE_ON=${L2_FAULT_TRACE_ON:-}
 l2_fault_trace() {
 	local t=/sys/kernel/tracing e=$L2_FAULT_TRACE/events/kvm
 	[ -d $t/instances ] || mount -t tracefs tracefs $t 2> /dev/null
-	mkdir -p "$L2_FAULT_TRACE" 2> /dev/null &&
-		echo 'reason == 8' > $e/kvm_userspace_exit/filter && echo 1 > $e/kvm_userspace_exit/enable &&
-		echo 'exit_reason == 127' > $e/kvm_exit/filter && echo 1 > $e/kvm_exit/enable
+	# errno == 0: an exit cut short (-EINTR) keeps the last exit's reason
+	if mkdir -p "$L2_FAULT_TRACE" 2> /dev/null &&
+		echo 'reason == 8 && errno == 0' > "$e"/kvm_userspace_exit/filter &&
+		echo 'exit_reason == 127' > "$e"/kvm_exit/filter &&
+		echo 1 > "$e"/kvm_exit/enable && echo 1 > "$e"/kvm_userspace_exit/enable; then
+		L2_FAULT_TRACE_ON=1
+	else
+		echo 0 > "$e"/kvm_userspace_exit/enable 2> /dev/null
+		L2_FAULT_TRACE_ON=
+		return 1
+	fi
 }
 l2_triple_faults() { grep -av '^#' "$L2_FAULT_TRACE/trace" 2> /dev/null | sed 's/^ *//'; }
 # l2_fault_evidence ACCEL FAULTS0 L1LOG SERIAL...: the named signature for a
 # whole in-L1 script, which started L2s of its own and may be run once more
 # (l1-trunk.sh; liveupdate-l1.sh's line for run-liveupdate.sh): succeeds,
-# printing the first new record, only when ACCEL is tcg, L1 recorded an L2
-# triple fault after its first FAULTS0 records (l2_fault_trace), L1LOG (L1's
-# kernel log over the script's run) has no splat, and no SERIAL (the L2s'
-# consoles over that run) shows a panic, an oops, an agent's FAIL or a
-# pattern with errors: a memory error of ours shows there first.
+# printing the first new record, only when ACCEL is tcg, l2_fault_trace
+# records, L1 recorded an L2 triple fault after its first FAULTS0 records,
+# L1LOG (L1's kernel log) has no splat, there is at least one SERIAL (the
+# L2s' consoles over the run), every one is there and not empty, none shows
+# a panic, an oops, an agent's FAIL or a pattern with errors (a memory
+# error of ours shows there first), and at least one shows an agent that
+# checked memory and found it whole.
+L2_FAULT_SIGNATURE='L2 triple fault under TCG'
+# l2_fault_retry_evidence ACCEL FILE: retry_evidence for that line alone
+# (run-liveupdate.sh; never the trunk's whole L1, whose scripts retry here)
+l2_fault_retry_evidence() { local L1_RETRY_SIGNATURES=("$L2_FAULT_SIGNATURE"); retry_evidence "$1" "$2" 0; }
+L2_AGENT_OK_RE='^L2-(CARRY-CHECK .* kib=[1-9][0-9]* errors=0|MEM-CHECK .* tested_kib=[1-9][0-9]* errors=0 status=PASS|AGENT-RESULT status=PASS)( |$)'
 l2_fault_evidence() {
-	local accel=$1 n0=$2 log=$3 new s
+	local accel=$1 n0=$2 log=$3 new s ok=
 	shift 3
-	[ "$accel" = tcg ] && [ -r "$log" ] || return 1
+	[ "$accel" = tcg ] && [ "$L2_FAULT_TRACE_ON" = 1 ] && [ -r "$log" ] && [ $# -gt 0 ] || return 1
 	new=$(l2_triple_faults | tail -n +"$((n0 + 1))")
 	printf '%s\n' "$new" | grep -q 'kvm_userspace_exit:' || return 1
-	grep -aqE "$L1_SPLAT_RE" "$log" && return 1
+	grep -aE "$L1_SPLAT_RE" "$log" | grep -avqE "$L1_SPLAT_NOT_RE" && return 1
 	for s in "$@"; do
+		[ -s "$s" ] || return 1
 		tr -d '\r' < "$s" | grep -aqE "$L1_SPLAT_RE|Kernel panic|status=FAIL| errors=[1-9]" && return 1
+		tr -d '\r' < "$s" | grep -aqE "$L2_AGENT_OK_RE" && ok=1
 	done
+	[ -n "$ok" ] || return 1
 	# the intercept's line has the RIP; one KVM made has only its exit
-	printf 'L2 triple fault under TCG (%s in this run, L1 log and %s L2 consoles clean): %s\n' \
+	printf '%s (%s in this run, L1 log and %s L2 consoles clean): %s\n' "$L2_FAULT_SIGNATURE" \
 		"$(printf '%s\n' "$new" | grep -c 'kvm_userspace_exit:')" "$#" \
 		"$(printf '%s\n' "$new" | { grep 'kvm_exit:' || printf '%s\n' "$new"; } | head -1 | cut -c1-200)"
 }

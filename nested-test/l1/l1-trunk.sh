@@ -288,7 +288,7 @@ while read -r what s; do
 	fi
 	echo "== $rel"
 	for attempt in 1 2; do
-		free0=$(pool_free) t0=$SECONDS dmark=$(dmesg_mark) faults0=$(l2_triple_faults | grep -c .)
+		free0=$(pool_free) t0=$SECONDS faults0=$(l2_triple_faults | grep -c .)
 		touch /tmp/l1-script.stamp
 		timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
 		rc=$?
@@ -299,13 +299,16 @@ while read -r what s; do
 		cat /tmp/l1-script.out
 		crash_stop "$(l1_script_check "$s")"
 		# A script that failed runs once more only under the one retry rule:
-		# one of its L2s triple-faulted under TCG with L1's log and every L2
-		# console of the run clean (l2_fault_evidence), and the pool came
-		# back whole (a leak is never retried away).  Its failures go with
-		# the SKIP line; the second run's results count.
-		[ "$rc" -ne 0 ] && [ "$attempt" = 1 ] && [ "$free0" = "$free1" ] || break
-		dmesg | tail -n +"$((dmark + 1))" > /tmp/l1-script.dmesg
-		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial' -newer /tmp/l1-script.stamp 2> /dev/null)
+		# one of its L2s triple-faulted under TCG with L1's whole log and
+		# every L2 console of the run clean (l2_fault_evidence), and it
+		# ended by itself (no timeout: a hang is no fault of L2's), left
+		# nothing behind and gave the pool back whole (a leak is never
+		# retried away).  Its failures go with the SKIP line; the second
+		# run's results count.
+		[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$attempt" = 1 ] && [ -z "$left" ] &&
+			[ "$free0" = "$free1" ] || break
+		dmesg > /tmp/l1-script.dmesg
+		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial*' -newer /tmp/l1-script.stamp 2> /dev/null)
 		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") || break
 		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(grep '^FAIL: ' /tmp/l1-script.out |
 			cut -c1-160 | tr '\n' '|' | cut -c1-800)"

@@ -80,14 +80,22 @@ U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
 # ok NAME WHY RC: the verdict of a condition whose status is RC
 ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
 # done_l1: the end of a stage.  One that failed after an L2 triple fault
-# under TCG, with L1's log and both guests' consoles clean, says so on the
-# console (l2_fault_evidence's line, one of run-liveupdate.sh's retry
-# signatures); faults that retry_l2 already answered do not count.
+# under TCG says so on the console (l2_fault_evidence's line, one of
+# run-liveupdate.sh's retry signatures), only when L1's log and both
+# guests' consoles are clean, each guest's agent checked its pattern whole
+# since its last start or restore (QEMU starts each console afresh: a
+# guest whose carried memory came back wrong dies before it says so), and
+# no check of the pool (released, no-leak) or of L1's log failed; faults
+# that retry_l2 already answered do not count.
 faults_used=0
 done_l1() {
-	local ev s consoles=()
-	for s in "$(serial_of lu-2m)" "$(serial_of lu-1g)"; do [ -r "$s" ] && consoles+=("$s"); done
-	[ "$L1_FAILED" = 1 ] && dmesg > /tmp/dmesg-stage.txt &&
+	local ev s consoles=() whole=1
+	for s in "$(serial_of lu-2m)" "$(serial_of lu-1g)"; do
+		consoles+=("$s")
+		tr -d '\r' < "$s" 2> /dev/null | grep -aqE "$L2_AGENT_OK_RE" || whole=
+	done
+	case " $L1_FAILED_CHECKS " in *" released "* | *" no-leak "* | *" kernel-log"*) whole= ;; esac
+	[ "$L1_FAILED" = 1 ] && [ -n "$whole" ] && dmesg > /tmp/dmesg-stage.txt &&
 		ev=$(l2_fault_evidence "$(l1_outer_accel)" "$faults_used" /tmp/dmesg-stage.txt "${consoles[@]}") &&
 		echo "$ev"
 	acc_stop_all > /dev/null 2>&1
