@@ -53,6 +53,7 @@
  * and a vCPU that does not stop within 60 s of the end is a FAIL line.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
@@ -61,6 +62,7 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -305,13 +307,66 @@ static uint64_t phys0(int fd)
 	return q.fe[0].fe_physical;
 }
 
+/*
+ * Where a vCPU that does not stop stands: the main thread sets dump_req and
+ * kicks the vCPU thread with SIGUSR1; KVM_RUN returns -EINTR, and the vCPU
+ * thread, which owns the vCPU, samples it twice 100 ms apart into
+ * dump_buf: nested guest mode (the nested guest's registers are then the
+ * vCPU's), RIP and the MP state (3: halted).  The same RIP twice in guest
+ * mode is a nested guest that loops or halts without an intercept; outside
+ * it, the vCPU's own loop.
+ */
+static volatile sig_atomic_t dump_req, dump_done;
+static char dump_buf[256];
+
+static void on_kick(int sig)
+{
+	(void)sig;
+}
+
+static void dump_vcpu(struct kvm_vcpu *vcpu)
+{
+	static union {
+		struct kvm_nested_state st;
+		char buf[16384];
+	} ns;
+	struct kvm_mp_state mp;
+	struct kvm_regs regs;
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ns.st.size = sizeof(ns);
+		vcpu_nested_state_get(vcpu, &ns.st);
+		vcpu_regs_get(vcpu, &regs);
+		vcpu_ioctl(vcpu, KVM_GET_MP_STATE, &mp);
+		n += snprintf(dump_buf + n, sizeof(dump_buf) - n,
+			      "%sguest mode %d, rip %#llx, mp_state %u", i ? "; then " : "",
+			      !!(ns.st.flags & KVM_STATE_NESTED_GUEST_MODE),
+			      (unsigned long long)regs.rip, mp.mp_state);
+		if (!i)
+			usleep(100000);
+	}
+	dump_done = 1;
+}
+
 /* Run @arg's vCPU on until the guest is done (GUEST_DONE). */
 static void *vcpu_done_thread(void *arg)
 {
 	struct kvm_vcpu *vcpu = arg;
 	struct ucall uc;
+	int rc;
 
-	vcpu_run(vcpu);
+	for (;;) {
+		rc = __vcpu_run(vcpu);
+		if (rc == -1 && errno == EINTR) {
+			if (dump_req && !dump_done)
+				dump_vcpu(vcpu);
+			continue;
+		}
+		TEST_ASSERT(!rc, "KVM_RUN: %m");
+		break;
+	}
 	TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO, "exit reason %u (%s)",
 		    vcpu->run->exit_reason, exit_reason_str(vcpu->run->exit_reason));
 	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
@@ -416,8 +471,16 @@ static int race(const char *dir, int fd, size_t dpage, struct kvm_vm *vm,
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 60;
 	if (pthread_timedjoin_np(t[0], NULL, &ts)) {
-		printf("race: FAIL: the vCPU ran on 60 s after the stop (%ld rounds, leaks %ld): the nested guest hangs\n",
-		       r.rounds, r.leaks);
+		struct sigaction sa = { .sa_handler = on_kick };
+
+		sigaction(SIGUSR1, &sa, NULL);
+		dump_req = 1;
+		for (i = 0; i < 50 && !dump_done; i++) {
+			pthread_kill(t[0], SIGUSR1);
+			usleep(100000);
+		}
+		printf("race: FAIL: the vCPU ran on 60 s after the stop (%ld rounds, leaks %ld): the nested guest hangs; %s\n",
+		       r.rounds, r.leaks, dump_done ? dump_buf : "no answer to SIGUSR1 in 5 s");
 		exit(1);	/* the files are unlinked: nothing stays behind */
 	}
 	close(r.dir_fd);
