@@ -195,6 +195,24 @@ esac
 got=$(L1_FAILED_CHECKS= && L1_OUT=stdout && fail released 'free 1 B, want 2 B' > /dev/null &&
 	fail kernel-log-3 'not run: lu-2m stopped' > /dev/null && echo "$L1_FAILED_CHECKS")
 if [ "$got" = " released" ]; then out PASS failed-checks-not-run-apart; else out FAIL failed-checks-not-run-apart "got '$got'"; fi
+# a vCPU that stood at L1's own __svm_vcpu_run at both samples (kvm_nested_dmem's line)
+l='race: FAIL: the vCPU ran on 60 s after the stop (2730 rounds, leaks 0): the nested guest hangs; guest mode 0, rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c), mp_state 0; then guest mode 0, rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c), mp_state 0'
+ev=$(l1_state_evidence tcg "$l")
+case "$?:$ev" in
+"0:rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c)") out PASS l1-state-in-guest ;;
+*) out FAIL l1-state-in-guest "got '$ev'" ;;
+esac
+one=${l%%; then*}
+other=${l//__svm_vcpu_run/__svm_vcpu_run_other}
+nosym=${l//(L1: __svm_vcpu_run+0x9c)/(L1: -)}
+for c in "kvm l" "tcg one" "tcg other" "tcg nosym"; do
+	read -r acc v <<< "$c"
+	if ev=$(l1_state_evidence "$acc" "${!v}"); then
+		out FAIL "no-l1-state-$acc-$v" "retried on '$ev'"
+	else
+		out PASS "no-l1-state-$acc-$v"
+	fi
+done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
 # the one TAP converter (scripts/tap-results.awk, through tap_results):

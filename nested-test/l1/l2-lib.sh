@@ -229,11 +229,27 @@ qemu_diag() {
 	# at RIP (zeros there: it runs in memory that lost its contents).  Both
 	# need the vCPU out of KVM_RUN, which a vCPU stuck in L1's KVM never
 	# leaves: 10 s each, and "no answer" says so
-	timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
-		grep -o -E '(RIP|CR0|EFER|HLT)=[0-9a-f]*' | tr '\n' ' '
-	[ "${PIPESTATUS[0]}" = 124 ] && printf 'registers: no answer from QEMU in 10 s; '
+	local regs rip
+	regs=$(timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null)
+	[ $? = 124 ] && printf 'registers: no answer from QEMU in 10 s; '
+	printf '%s\n' "$regs" | grep -o -E '(RIP|CR0|EFER|HLT)=[0-9a-f]*' | tr '\n' ' '
+	# a RIP in L1's own text is no guest's code (TCG wrote L1's state over it)
+	rip=$(printf '%s\n' "$regs" | grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2)
+	[ -n "$rip" ] && printf '(L1: %s) ' "$(l1_symbol "$rip")"
 	printf 'code at RIP: %s' "$(timeout 10 virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
 		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
+}
+# l1_symbol HEX16: "SYMBOL+0xOFF" of L1's text for a 16-digit address, or
+# "-" (kallsyms' addresses are 16 digits too: as strings they sort as numbers)
+l1_symbol() {
+	local a=${1,,} sym
+	sym=$(awk -v a="$a" '($2 == "t" || $2 == "T") && $1 <= a && $1 > b { b = $1; n = $3 }
+		END { if (b != "") print b, n }' /proc/kallsyms 2> /dev/null)
+	if [ -n "$sym" ] && [ $((16#$a - 16#${sym%% *})) -lt 65536 ] && [ "${sym%% *}" != 0000000000000000 ]; then
+		printf '%s+0x%x\n' "${sym#* }" $((16#$a - 16#${sym%% *}))
+	else
+		echo -
+	fi
 }
 # gone_diag NAME: why a domain that should run does not, on one line:
 # its serial's last lines, QEMU's SHUTDOWN events (l2_watch), QEMU's log

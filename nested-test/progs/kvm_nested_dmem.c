@@ -317,11 +317,40 @@ static uint64_t phys0(int fd)
  * it, the vCPU's own loop.
  */
 static volatile sig_atomic_t dump_req, dump_done;
-static char dump_buf[256];
+static char dump_buf[384];
 
 static void on_kick(int sig)
 {
 	(void)sig;
+}
+
+/*
+ * "SYMBOL+0xOFF" of L1's kernel for @addr (/proc/kallsyms, root), or "-":
+ * a guest RIP that is an address of L1's own text is no guest's code.
+ */
+static const char *l1_symbol(uint64_t addr)
+{
+	static char out[96];
+	char line[256], name[128], best[128] = "";
+	unsigned long long a, best_a = 0;
+	char type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	snprintf(out, sizeof(out), "-");
+	if (!f)
+		return out;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &a, &type, name) != 3 || !a)
+			continue;
+		if ((type == 't' || type == 'T') && a <= addr && a > best_a) {
+			best_a = a;
+			snprintf(best, sizeof(best), "%s", name);
+		}
+	}
+	fclose(f);
+	if (best_a && addr - best_a < 0x10000)
+		snprintf(out, sizeof(out), "%s+%#llx", best, (unsigned long long)(addr - best_a));
+	return out;
 }
 
 static void dump_vcpu(struct kvm_vcpu *vcpu)
@@ -341,9 +370,9 @@ static void dump_vcpu(struct kvm_vcpu *vcpu)
 		vcpu_regs_get(vcpu, &regs);
 		vcpu_ioctl(vcpu, KVM_GET_MP_STATE, &mp);
 		n += snprintf(dump_buf + n, sizeof(dump_buf) - n,
-			      "%sguest mode %d, rip %#llx, mp_state %u", i ? "; then " : "",
+			      "%sguest mode %d, rip %#llx (L1: %s), mp_state %u", i ? "; then " : "",
 			      !!(ns.st.flags & KVM_STATE_NESTED_GUEST_MODE),
-			      (unsigned long long)regs.rip, mp.mp_state);
+			      (unsigned long long)regs.rip, l1_symbol(regs.rip), mp.mp_state);
 		if (!i)
 			usleep(100000);
 	}
