@@ -202,6 +202,13 @@ case "$?:$ev" in
 "0:rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c)") out PASS l1-state-in-guest ;;
 *) out FAIL l1-state-in-guest "got '$ev'" ;;
 esac
+# and qemu_diag's two samples in a script's FAIL line (l1-trunk.sh's retry)
+q='FAIL: vmem.hotplug-dimm: attach-device rc 0 in 120 s: CPU 0/KVM: state R; RIP=ffffffffb8b107cc HLT=0 rip 0xffffffffb8b107cc (L1: __svm_vcpu_run+0x9c); then rip 0xffffffffb8b107cc (L1: __svm_vcpu_run+0x9c); code at RIP: Cannot access memory'
+ev=$(l1_state_evidence tcg "$q")
+case "$?:$ev" in
+"0:rip 0xffffffffb8b107cc (L1: __svm_vcpu_run+0x9c)") out PASS l1-state-in-l2 ;;
+*) out FAIL l1-state-in-l2 "got '$ev'" ;;
+esac
 one=${l%%; then*}
 other=${l//__svm_vcpu_run/__svm_vcpu_run_other}
 nosym=${l//(L1: __svm_vcpu_run+0x9c)/(L1: -)}

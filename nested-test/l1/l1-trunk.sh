@@ -300,7 +300,8 @@ while read -r what s; do
 		crash_stop "$(l1_script_check "$s")"
 		# A script that failed runs once more only under the one retry rule:
 		# one of its L2s triple-faulted under TCG with L1's whole log and
-		# every L2 console of the run clean (l2_fault_evidence), and it
+		# every L2 console of the run clean (l2_fault_evidence), or one was
+		# seen twice at L1's own VMRUN (l1_state_evidence), and it
 		# ended by itself (no timeout: a hang is no fault of L2's), left
 		# nothing behind and gave the pool back whole (a leak is never
 		# retried away).  Its failures go with the SKIP line; the second
@@ -309,7 +310,10 @@ while read -r what s; do
 			[ "$free0" = "$free1" ] || break
 		dmesg > /tmp/l1-script.dmesg
 		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial*' -newer /tmp/l1-script.stamp 2> /dev/null)
-		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") || break
+		# or a guest that stood at L1's own VMRUN (qemu_diag's two samples
+		# in a FAIL line: l1_state_evidence)
+		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") ||
+			evidence=$(l1_state_evidence "$(l1_outer_accel)" "$(grep '^FAIL: ' /tmp/l1-script.out)") || break
 		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(grep '^FAIL: ' /tmp/l1-script.out |
 			cut -c1-160 | tr '\n' '|' | cut -c1-800)"
 		echo "== $rel again: $evidence"

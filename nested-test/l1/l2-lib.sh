@@ -233,9 +233,17 @@ qemu_diag() {
 	regs=$(timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null)
 	[ $? = 124 ] && printf 'registers: no answer from QEMU in 10 s; '
 	printf '%s\n' "$regs" | grep -o -E '(RIP|CR0|EFER|HLT)=[0-9a-f]*' | tr '\n' ' '
-	# a RIP in L1's own text is no guest's code (TCG wrote L1's state over it)
+	# a RIP in L1's own text is no guest's code (TCG wrote L1's state over
+	# it): named, and sampled once more a second later, in the form that
+	# l1_state_evidence reads
 	rip=$(printf '%s\n' "$regs" | grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2)
-	[ -n "$rip" ] && printf '(L1: %s) ' "$(l1_symbol "$rip")"
+	if [ -n "$rip" ]; then
+		printf 'rip 0x%s (L1: %s); ' "$rip" "$(l1_symbol "$rip")"
+		sleep 1
+		rip=$(timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
+			grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2)
+		[ -n "$rip" ] && printf 'then rip 0x%s (L1: %s); ' "$rip" "$(l1_symbol "$rip")"
+	fi
 	printf 'code at RIP: %s' "$(timeout 10 virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
 		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
 }
