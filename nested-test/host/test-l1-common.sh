@@ -220,6 +220,23 @@ for c in "kvm l" "tcg one" "tcg other" "tcg nosym"; do
 		out PASS "no-l1-state-$acc-$v"
 	fi
 done
+# the SHUTDOWN that delivers a reserved-bit #PF on a fetch (l1_shutdown_evidence)
+mkdir -p "$fake/sd" && printf '# tracer: nop\n%s\n%s\n' \
+	' kvm_nested_dmem-912 [000] ..... 411.4: kvm_exit: vcpu 0 reason shutdown rip 0x403620 info1 0x0000000000000000 info2 0x0000000000000000 intr_info 0x80000b0e error_code 0x00000018' \
+	' kvm_nested_dmem-912 [000] ..... 411.5: kvm_userspace_exit: reason KVM_EXIT_SHUTDOWN (8)' > "$fake/sd/trace"
+ev=$(L2_FAULT_TRACE=$fake/sd l1_shutdown_evidence tcg 0)
+case "$?:$ev" in
+0:*"reason shutdown rip 0x403620"*"error_code 0x00000018") out PASS l1-shutdown-reserved-fetch ;;
+*) out FAIL l1-shutdown-reserved-fetch "got '$ev'" ;;
+esac
+for c in "kvm sd 0" "tcg sd 2" "tcg tf 0" "tcg tf-none 0"; do
+	read -r acc t n <<< "$c"
+	if ev=$(L2_FAULT_TRACE=$fake/$t l1_shutdown_evidence "$acc" "$n"); then
+		out FAIL "no-l1-shutdown-$acc-$t-$n" "retried on '$ev'"
+	else
+		out PASS "no-l1-shutdown-$acc-$t-$n"
+	fi
+done
 echo "console=ttyS0 l1.top=/work/main l1.accel=tcg l1.script=/x.sh" > "$fake/cmdline"
 [ "$(L1_CMDLINE=$fake/cmdline l1_outer_accel)" = tcg ] && out PASS outer-accel || out FAIL outer-accel "'$(L1_CMDLINE=$fake/cmdline l1_outer_accel)'"
 # the one TAP converter (scripts/tap-results.awk, through tap_results):

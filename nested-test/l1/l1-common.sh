@@ -244,6 +244,20 @@ l1_state_evidence() {
 	[ "$(printf '%s\n' "$s" | grep -c .)" -ge 2 ] || return 1
 	printf '%s\n' "$s" | head -1
 }
+# Its other face, when the guest took L1's paging state too: L1's trace
+# (l2_fault_trace) records an SVM SHUTDOWN intercept while a #PF with error
+# code 0x18 (a reserved bit, on an instruction fetch) was being delivered,
+# at the guest's own RIP.  Measured in stop 43 with kvm_nested_dmem --race
+# on dmemfs 2M (3 in 98 runs) and on tmpfs with huge pages, no dmem at all
+# (2 in 31): not ours.  l1_shutdown_evidence ACCEL FAULTS0: succeeds,
+# printing the record, when ACCEL is tcg and a kvm_exit record after the
+# first FAULTS0 lines of l2_triple_faults is that one.
+l1_shutdown_evidence() {
+	[ "$1" = tcg ] || return 1
+	l2_triple_faults | tail -n +"$(($2 + 1))" |
+		grep -m1 -E 'kvm_exit: vcpu [0-9]+ reason shutdown rip 0x[0-9a-f]+ .*intr_info 0x80000b0e error_code 0x00000018' |
+		cut -c1-220 | grep .
+}
 # l1_outer_accel: inside L1, the outer accelerator (boot-l1.sh's l1.accel=): tcg or kvm
 l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\.accel=//p' | tail -1; }
 
