@@ -192,6 +192,8 @@ l2_fault_trace() {
 	fi
 }
 l2_triple_faults() { grep -av '^#' "$L2_FAULT_TRACE/trace" 2> /dev/null | sed 's/^ *//'; }
+# l2_fault_count: how many records so far, the mark (FAULTS0) of a run
+l2_fault_count() { l2_triple_faults | grep -c .; }
 # l2_fault_evidence ACCEL FAULTS0 L1LOG SERIAL...: the named signature for a
 # whole in-L1 script, which started L2s of its own and may be run once more
 # (l1-trunk.sh; liveupdate-l1.sh's line for run-liveupdate.sh): succeeds,
@@ -208,7 +210,7 @@ L2_FAULT_SIGNATURE='L2 triple fault under TCG'
 l2_fault_retry_evidence() { local L1_RETRY_SIGNATURES=("$L2_FAULT_SIGNATURE"); retry_evidence "$1" "$2" 0; }
 L2_AGENT_OK_RE='^L2-(CARRY-CHECK .* kib=[1-9][0-9]* errors=0|MEM-CHECK .* tested_kib=[1-9][0-9]* errors=0 status=PASS|AGENT-RESULT status=PASS)( |$)'
 l2_fault_evidence() {
-	local accel=$1 n0=$2 log=$3 new s ok=
+	local accel=$1 n0=$2 log=$3 new s c ok=
 	shift 3
 	[ "$accel" = tcg ] && [ "$L2_FAULT_TRACE_ON" = 1 ] && [ -r "$log" ] && [ $# -gt 0 ] || return 1
 	new=$(l2_triple_faults | tail -n +"$((n0 + 1))")
@@ -216,8 +218,9 @@ l2_fault_evidence() {
 	grep -aE "$L1_SPLAT_RE" "$log" | grep -avqE "$L1_SPLAT_NOT_RE" && return 1
 	for s in "$@"; do
 		[ -s "$s" ] || return 1
-		tr -d '\r' < "$s" | grep -aqE "$L1_SPLAT_RE|Kernel panic|status=FAIL| errors=[1-9]" && return 1
-		tr -d '\r' < "$s" | grep -aqE "$L2_AGENT_OK_RE" && ok=1
+		c=$(tr -d '\r' < "$s")
+		printf '%s\n' "$c" | grep -aqE "$L1_SPLAT_RE|status=FAIL| errors=[1-9]" && return 1
+		printf '%s\n' "$c" | grep -aqE "$L2_AGENT_OK_RE" && ok=1
 	done
 	[ -n "$ok" ] || return 1
 	# the intercept's line has the RIP; one KVM made has only its exit

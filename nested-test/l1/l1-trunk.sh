@@ -288,7 +288,7 @@ while read -r what s; do
 	fi
 	echo "== $rel"
 	for attempt in 1 2; do
-		free0=$(pool_free) t0=$SECONDS faults0=$(l2_triple_faults | grep -c .)
+		free0=$(pool_free) t0=$SECONDS faults0=$(l2_fault_count)
 		touch /tmp/l1-script.stamp
 		timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
 		rc=$?
@@ -312,9 +312,10 @@ while read -r what s; do
 		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial*' -newer /tmp/l1-script.stamp 2> /dev/null)
 		# or a guest that stood at L1's own VMRUN (qemu_diag's two samples
 		# in a FAIL line: l1_state_evidence)
+		fails=$(grep '^FAIL: ' /tmp/l1-script.out)
 		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") ||
-			evidence=$(l1_state_evidence "$(l1_outer_accel)" "$(grep '^FAIL: ' /tmp/l1-script.out)") || break
-		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(grep '^FAIL: ' /tmp/l1-script.out |
+			evidence=$(l1_state_evidence "$(l1_outer_accel)" "$fails") || break
+		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(printf '%s\n' "$fails" |
 			cut -c1-160 | tr '\n' '|' | cut -c1-800)"
 		echo "== $rel again: $evidence"
 	done

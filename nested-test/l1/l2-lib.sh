@@ -236,17 +236,18 @@ qemu_diag() {
 	# a RIP in L1's own text is no guest's code (TCG wrote L1's state over
 	# it): named, and sampled once more a second later, in the form that
 	# l1_state_evidence reads
-	rip=$(printf '%s\n' "$regs" | grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2)
+	rip=$(rip_of "$regs")
 	if [ -n "$rip" ]; then
 		printf 'rip 0x%s (L1: %s); ' "$rip" "$(l1_symbol "$rip")"
 		sleep 1
-		rip=$(timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null |
-			grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2)
+		rip=$(rip_of "$(timeout 10 virsh qemu-monitor-command --hmp "$1" "info registers" 2> /dev/null)")
 		[ -n "$rip" ] && printf 'then rip 0x%s (L1: %s); ' "$rip" "$(l1_symbol "$rip")"
 	fi
 	printf 'code at RIP: %s' "$(timeout 10 virsh qemu-monitor-command --hmp "$1" 'x/16xb $pc' 2> /dev/null |
 		sed 's/^[0-9a-f]*: *//' | tr -s ' \r\n' ' ' | cut -c1-100)"
 }
+# rip_of REGS: the 16 hex digits of RIP in HMP's "info registers"
+rip_of() { printf '%s\n' "$1" | grep -o -m1 -E 'RIP=[0-9a-f]{16}' | cut -d= -f2; }
 # l1_symbol HEX16: "SYMBOL+0xOFF" of L1's text for a 16-digit address, or
 # "-" (kallsyms' addresses are 16 digits too: as strings they sort as numbers)
 l1_symbol() {

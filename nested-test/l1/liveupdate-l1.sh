@@ -124,7 +124,7 @@ retry_l2() {
 	[ -z "${retries[$name]:-}" ] || return 1
 	evidence=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" \
 		/tmp/dmesg.txt) || return 1
-	retries[$name]=1 faults_used=$(l2_triple_faults | grep -c .)
+	retries[$name]=1 faults_used=$(l2_fault_count)
 	skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 	virsh destroy "$name" > /dev/null 2>&1
 	# the old guest's agent lines must not pass for the new one's

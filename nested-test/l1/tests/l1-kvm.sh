@@ -98,7 +98,7 @@ nested() {
 		return
 	fi
 	for attempt in 1 2; do
-		f0=$(l2_triple_faults | grep -c .)
+		f0=$(l2_fault_count)
 		out=$(timeout -k 5 300 "$bin" "$dir" "$@" 2>&1)
 		r=$?
 		printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $c: /" >&2
