@@ -211,9 +211,14 @@ qemu_pid() { local p; p=$(cat "/run/libvirt/qemu/$1.pid" 2> /dev/null) && kill -
 qemu_diag() {
 	local p t st l
 	p=$(qemu_pid "$1") || {
-		# how it ended: QEMU's SHUTDOWN events (l2_watch), the serial's size
-		echo "no QEMU; serial $(stat -c %s "$(serial_of "$1")" 2> /dev/null || echo none) bytes;" \
-			"QEMU events: $(tr -s '\n' ' ' < "/tmp/$1.qemu-events" 2> /dev/null | cut -c1-300)"
+		# how it ended: libvirt's state and reason, QEMU's SHUTDOWN events
+		# (l2_watch), the serial's size, QEMU's last words, and what L1's
+		# kernel said of a killed or faulting task
+		echo "no QEMU (domain '$(virsh domstate --reason "$1" 2> /dev/null | head -1)');" \
+			"serial $(stat -c %s "$(serial_of "$1")" 2> /dev/null || echo none) bytes;" \
+			"QEMU events: $(tr -s '\n' ' ' < "/tmp/$1.qemu-events" 2> /dev/null | cut -c1-300);" \
+			"QEMU log: $(tail -3 "/var/log/libvirt/qemu/$1.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400);" \
+			"L1 kernel: $(dmesg | grep -iE 'qemu|segfault|killed process|oom|traps:' | tail -2 | tr -s '\n' ' ' | cut -c1-300)"
 		return
 	}
 	for t in /proc/"$p"/task/*; do

@@ -212,7 +212,7 @@ start_l2() {
 		grep -q " $(domdir "${f%%:*}" "$UUID")/${f#*:}\$" "/proc/$PID/maps" || missing="$missing $(domdir "${f%%:*}" "$UUID")/${f#*:}"
 	done
 	[ -z "$missing" ] ||
-		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" | sort -u | tr '\n' ' '))"; return 1; }
+		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" 2> /dev/null | sort -u | tr '\n' ' ')); $(qemu_diag "$name")"; return 1; }
 }
 stop_l2() {
 	virsh destroy "$1" > /dev/null 2>&1
