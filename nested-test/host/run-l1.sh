@@ -67,24 +67,33 @@ l1_baseline
 # and every later one (--from=STEP); the steps done keep their results.
 # Up to 3 boots, each resumed one a SKIP line with the evidence.  A crash
 # in the last one, or under KVM, leaves its steps without results: FAILs.
-from=
-for attempt in 1 2 3; do
+from='' crash=''
+# shellcheck disable=SC2317 # run by retry_loop
+trunk_run() {
+	if [ "$1" != 1 ]; then
+		from=${crash%%: *}
+		resume_mark
+	fi
 	L1_KUNIT=$trunk_kunit l1_test_boot "$L1_SCRIPT" --build="$BUILD" --base="$base" ${L1_MODE:+"$L1_MODE"} \
 		${from:+"--from=$from"}
 	cp "$work/test-console.log" "$RESULTS/l1-console.log"
 	trunk_why=$why
 	crash=$(results_of test | sed -n 's/^CRASH: //p' | head -1)
-	[ -n "$crash" ] || break
-	cp "$work/test-console.log" "$RESULTS/l1-trunk-attempt$attempt-console.log"
-	if [ "$attempt" -lt 3 ] && evidence=$(retry_evidence "$(accel_name)" "$work/test-console.log"); then
-		add "SKIP: nested.trunk-attempt$attempt: L1 crashed in ${crash%%: *}, which runs again with the rest in a fresh L1: $evidence (console: l1-trunk-attempt$attempt-console.log)"
-		from=${crash%%: *}
-		resume_mark
-		continue
-	fi
-	add "FAIL: nested.trunk-crash: attempt $attempt: L1 crashed in $crash (console: l1-trunk-attempt$attempt-console.log)"
-	break
-done
+	[ -n "$crash" ] || return 0
+	cp "$work/test-console.log" "$RESULTS/l1-trunk-attempt$1-console.log"
+	return 1
+}
+# shellcheck disable=SC2317 # run by retry_loop
+trunk_evidence() {
+	local ev
+	ev=$(retry_evidence "$(accel_name)" "$work/test-console.log") &&
+		echo "L1 crashed in ${crash%%: *}, which runs again with the rest in a fresh L1: $ev (console: l1-trunk-attempt$1-console.log)"
+}
+# shellcheck disable=SC2317 # run by retry_loop
+nested_skip() { add "SKIP: nested.$1: $2"; }
+retry_loop trunk 3 trunk_run trunk_evidence nested_skip
+[ -z "$crash" ] ||
+	add "FAIL: nested.trunk-crash: attempt $RETRY_ATTEMPT: L1 crashed in $crash (console: l1-trunk-attempt$RETRY_ATTEMPT-console.log)"
 
 # ---- boot 3: an L2 with L1's edu device assigned (nested-test/l1/vfio-l2.sh),
 # in an L1 of its own.  Under TCG a change of this QEMU's memory map (the
@@ -97,24 +106,27 @@ done
 # never comes up is reported by the script, with its serial, not cut short.
 if [ -n "$VFIO_L2_SCRIPT" ]; then
 	vfio_done=
-	for attempt in 1 2 3; do
+	# shellcheck disable=SC2317 # run by retry_loop
+	vfio_run() {
 		boot_l1 vfio-l2 "${L1_VFIO_TIMEOUT:-480}" \
 			"$(l1_append "$VFIO_L2_SCRIPT" "${DMEM:+dmem=$DMEM}")"
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-console.log"
-		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$attempt-console.log"
+		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$1-console.log"
 		mapfile -t vgot < <(results_of vfio-l2)
-		done_l1=$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')
-		failed=$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')
-		if { [ "$done_l1" = 0 ] || [ "$failed" != 0 ]; } && [ "$attempt" -lt 3 ] &&
-			evidence=$(retry_evidence "$(accel_name)" "$work/vfio-l2-console.log"); then
-			# a skip, not a comment: the closing summary lists every retry
-			add "SKIP: nested.vfio-l2-attempt$attempt: retried: $evidence (console: l1-vfio-l2-attempt$attempt-console.log)"
-			continue
-		fi
-		add_results "${vgot[@]}"
-		[ "$done_l1" != 0 ] && vfio_done=1
-		break
-	done
+		# counted, not grep -q: pipefail and a printf cut short
+		[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')" != 0 ] &&
+			[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')" = 0 ]
+	}
+	# shellcheck disable=SC2317 # run by retry_loop
+	vfio_evidence() {
+		local ev
+		ev=$(retry_evidence "$(accel_name)" "$work/vfio-l2-console.log") &&
+			echo "$ev (console: l1-vfio-l2-attempt$1-console.log)"
+	}
+	retry_loop vfio-l2 3 vfio_run vfio_evidence nested_skip
+	attempt=$RETRY_ATTEMPT
+	add_results "${vgot[@]}"
+	[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')" = 0 ] || vfio_done=1
 	if [ -n "$vfio_done" ]; then
 		add "PASS: nested.vfio-l2-boot: attempt $attempt of 3, ${boot_total}s"
 	else

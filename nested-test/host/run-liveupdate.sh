@@ -18,23 +18,28 @@ RESULTS=${RESULTS:-$BUILD/results}
 disk=$BUILD/l1-liveupdate.img
 out=$RESULTS/liveupdate.results
 skips=()
-for attempt in 1 2 3; do
+# shellcheck disable=SC2317 # run by retry_loop
+lu_run() {
 	rm -rf "$RESULTS/liveupdate" "$disk"
 	truncate -s 6G "$disk"
 	L1_DISK=$disk RESULTS=$RESULTS/liveupdate "$here/boot-l1.sh" --area=liveupdate "$here/../l1/liveupdate-l1.sh"
 	rm -f "$disk"
+	! grep -qs '^FAIL' "$RESULTS/liveupdate/liveupdate.results"
+}
+# shellcheck disable=SC2317 # run by retry_loop
+lu_evidence() {
+	local accel ev console=$RESULTS/liveupdate/liveupdate-l1/test-console.log
 	accel=$(sed -n 's/^# accelerator: -accel \([a-z]*\).*/\1/p' "$RESULTS/liveupdate/liveupdate.results" 2> /dev/null | head -1)
-	if grep -qs '^FAIL' "$RESULTS/liveupdate/liveupdate.results" && [ "$attempt" -lt 3 ] &&
-		{ evidence=$(retry_evidence "$accel" "$RESULTS/liveupdate/liveupdate-l1/test-console.log" \
-			"$(grep -c '^SKIP: .*retried: .*stack guard page was hit' "$RESULTS/liveupdate/liveupdate.results")") ||
-			# the line of a stage that failed after an L2 triple fault (liveupdate-l1.sh)
-			evidence=$(l2_fault_retry_evidence "$accel" "$RESULTS/liveupdate/liveupdate-l1/test-console.log"); }; then
-		cp "$RESULTS/liveupdate/liveupdate-l1/test-console.log" "$RESULTS/l1-liveupdate-attempt$attempt-console.log"
-		skips+=("SKIP: liveupdate.attempt$attempt: retried in a fresh L1: $evidence (console: l1-liveupdate-attempt$attempt-console.log)")
-		continue
-	fi
-	break
-done
+	ev=$(retry_evidence "$accel" "$console" \
+		"$(grep -c '^SKIP: .*retried: .*stack guard page was hit' "$RESULTS/liveupdate/liveupdate.results")") ||
+		# the line of a stage that failed after an L2 triple fault (liveupdate-l1.sh)
+		ev=$(l2_fault_retry_evidence "$accel" "$console") || return 1
+	cp "$console" "$RESULTS/l1-liveupdate-attempt$1-console.log"
+	echo "in a fresh L1: $ev (console: l1-liveupdate-attempt$1-console.log)"
+}
+# shellcheck disable=SC2317 # run by retry_loop
+lu_skip() { skips+=("SKIP: liveupdate.$1: $2"); }
+retry_loop l1 3 lu_run lu_evidence lu_skip
 {
 	printf '%s\n' "${skips[@]}"
 	cat "$RESULTS/liveupdate/liveupdate.results" 2> /dev/null

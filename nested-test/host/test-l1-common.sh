@@ -188,9 +188,82 @@ chmod +x "$lu/nested-test/host/boot-l1.sh"
 TOP=$lu RESULTS=$lu/res bash "$lu/nested-test/host/run-liveupdate.sh" > /dev/null 2>&1
 got=$(tr '\n' '|' < "$lu/res/liveupdate.results" 2> /dev/null)
 case "$got" in
-"SKIP: liveupdate.attempt1: retried in a fresh L1: L2 triple fault under TCG (1 in this run"*"|# accelerator: -accel tcg -cpu max|PASS: liveupdate.kernel-log-3|") out PASS liveupdate-retry-on-l2-triple-fault ;;
+"SKIP: liveupdate.l1-attempt1: retried: in a fresh L1: L2 triple fault under TCG (1 in this run"*"|# accelerator: -accel tcg -cpu max|PASS: liveupdate.kernel-log-3|") out PASS liveupdate-retry-on-l2-triple-fault ;;
 *) out FAIL liveupdate-retry-on-l2-triple-fault "got '$got'" ;;
 esac
+# the one retry loop (retry_loop, retry_grant): a failure retried only on
+# evidence, each retry a SKIP line, at most MAX runs, RUN's variables kept
+rl_skips=()
+# shellcheck disable=SC2317 # run by retry_loop
+rl_skip() { rl_skips+=("$1: $2"); }
+rl_case() { # rl_case NAME MAX "RUN-STATUSES" EVIDENCE WANT-STATUS WANT-ATTEMPT WANT-SKIPS
+	local name=$1 max=$2 evidence=$4 want="$5/$6/$7" got st
+	local -a statuses
+	read -ra statuses <<< "$3"
+	rl_skips=() runs=0
+	# shellcheck disable=SC2317 # run by retry_loop
+	# a run past the list passes: a loop that runs too often is a FAIL
+	# of its case, not an unbound variable that ends this script
+	rl_run() { runs=$1; return "${statuses[$(($1 - 1))]:-0}"; }
+	retry_loop x "$max" rl_run "$evidence" rl_skip
+	st=$?
+	got="$st/$RETRY_ATTEMPT/$(IFS='|'; echo "${rl_skips[*]}")"
+	if [ "$got" = "$want" ] && [ "$runs" = "$6" ]; then out PASS "retry-loop-$name"; else out FAIL "retry-loop-$name" "got '$got' after $runs runs, want '$want'"; fi
+}
+# shellcheck disable=SC2317 # run by retry_loop
+ev_yes() { echo "named crash $1"; }
+# shellcheck disable=SC2317 # run by retry_loop
+ev_no() { return 1; }
+# shellcheck disable=SC2317 # run by retry_loop
+ev_empty() { return 0; }
+# shellcheck disable=SC2317 # run by retry_loop
+ev_kvm() { retry_evidence kvm "$fake/crash.log"; }
+# shellcheck disable=SC2317 # run by retry_loop
+ev_tcg() { retry_evidence tcg "$fake/crash.log"; }
+rl_case first-pass 2 "0" ev_yes 0 1 ""
+rl_case no-evidence-no-retry 2 "1 0" ev_no 1 1 ""
+rl_case empty-evidence-no-retry 2 "1 0" ev_empty 1 1 ""
+rl_case kvm-never-retried 3 "1 0" ev_kvm 1 1 ""
+rl_case tcg-crash-retried 2 "1 0" ev_tcg 0 2 "x-attempt1: retried: [231.573857] BUG: TASK stack guard page was hit at 00000000c3670250"
+rl_case stops-at-max 2 "1 1 0" ev_yes 1 2 "x-attempt1: retried: named crash 1"
+rl_case status-kept 2 "3 7" ev_yes 7 2 "x-attempt1: retried: named crash 1"
+rl_case three-attempts 3 "1 1 0" ev_yes 0 3 "x-attempt1: retried: named crash 1|x-attempt2: retried: named crash 2"
+# RUN sets its caller's locals, even those named like the loop's own
+# shellcheck disable=SC2317 # run by retry_loop
+rl_caller() { local r=unset ev=unset; rl_set() { r=$1 ev=set; }; retry_loop x 1 rl_set ev_no rl_skip; echo "$r/$ev"; }
+got=$(rl_caller)
+if [ "$got" = 1/set ]; then out PASS retry-loop-keeps-callers-variables; else out FAIL retry-loop-keeps-callers-variables "got '$got'"; fi
+# evidence that printed a line but failed is no evidence
+# shellcheck disable=SC2317 # run by retry_loop
+ev_loud_no() { echo "not evidence"; return 1; }
+rl_case loud-failure-no-retry 2 "1 0" ev_loud_no 1 1 ""
+# EVIDENCE sees its caller's variables (stopped_evidence reads retry_l2's
+# name, nested_evidence nested's r and out): no local of the helpers
+# stands between
+# shellcheck disable=SC2317 # run by retry_loop
+rl_reader() {
+	local name=guest r=5 out=o
+	rl_fail() { return 1; }
+	ev_read() { echo "$name/$r/$out/$1"; }
+	rl_skips=()
+	retry_loop x 2 rl_fail ev_read rl_skip
+	retry_grant y 1 ev_read rl_skip
+	printf '%s|' "${rl_skips[@]}"
+}
+got=$(rl_reader)
+if [ "$got" = "x-attempt1: retried: guest/5/o/1|y-attempt1: retried: guest/5/o/1|" ]; then
+	out PASS retry-loop-evidence-sees-callers-variables
+else
+	out FAIL retry-loop-evidence-sees-callers-variables "got '$got'"
+fi
+# retry_grant alone (liveupdate-l1.sh's L2 that stopped): the same decision
+rl_skips=()
+if retry_grant l2-2M 1 ev_tcg rl_skip && [ "${rl_skips[*]}" = "l2-2M-attempt1: retried: [231.573857] BUG: TASK stack guard page was hit at 00000000c3670250" ] &&
+	! retry_grant l2-1G 1 ev_kvm rl_skip && [ ${#rl_skips[@]} = 1 ]; then
+	out PASS retry-grant
+else
+	out FAIL retry-grant "skips: ${rl_skips[*]}"
+fi
 # a check reported as not run is no check that failed (done_l1's guard)
 got=$(L1_FAILED_CHECKS= && L1_OUT=stdout && fail released 'free 1 B, want 2 B' > /dev/null &&
 	fail kernel-log-3 'not run: lu-2m stopped' > /dev/null && echo "$L1_FAILED_CHECKS")
@@ -219,6 +292,17 @@ for c in "kvm l" "tcg one" "tcg other" "tcg nosym"; do
 	else
 		out PASS "no-l1-state-$acc-$v"
 	fi
+done
+# the samples explain a script's FAILs only when each carries them or was
+# not run (l1_state_explains: the trunk's script retry)
+s1='FAIL: vmem.hotplug-dimm: no answer (rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c); rip 0xffffffff835107cc (L1: __svm_vcpu_run+0x9c))'
+s2='FAIL: vmem.grow-past-pool: not run (the L2 is silent)'
+s3='FAIL: vmem.pool-restored: free 1 B, want 2 B'
+for c in "all|$s1|$s2|0" "own-failure|$s1|$s3|1" "none||$s3|1"; do
+	IFS='|' read -r n a b want <<< "$c"
+	l1_state_explains "$(printf '%s\n' "$a" "$b")"
+	got=$?
+	if [ "$got" = "$want" ]; then out PASS "l1-state-explains-$n"; else out FAIL "l1-state-explains-$n" "got $got, want $want"; fi
 done
 # the SHUTDOWN that delivers a reserved-bit #PF on a fetch (l1_shutdown_evidence)
 mkdir -p "$fake/sd" && printf '# tracer: nop\n%s\n%s\n' \

@@ -113,6 +113,36 @@ kernel_splats() {
 #   of L1 overruns its stack (first seen in stop 18: the VFIO L2 boot, the
 #   live update's L2s)
 L1_RETRY_SIGNATURES=('stack guard page was hit')
+# retry_loop CHECK MAX RUN EVIDENCE [SKIP]: the one retry loop; every
+# retry of the tree, on the host and in L1, goes through it or, for a
+# failure already seen, through its decision retry_grant.  It calls RUN N
+# for N = 1, 2, ... up to MAX times, in this shell (RUN's variables stay).
+# A failed attempt (RUN returned non-zero) that is not the last runs again
+# only when retry_grant says so.  Returns RUN's last status; RETRY_ATTEMPT
+# holds the attempt that counted (one global: no RUN may itself call
+# retry_loop).
+RETRY_ATTEMPT=0
+retry_loop() {
+	# its locals named apart: RUN sets its caller's variables, which
+	# dynamic scope would otherwise find here first
+	local _rl_check=$1 _rl_max=$2 _rl_run=$3 _rl_ev=$4 _rl_skip=${5:-skip} _rl_r
+	for ((RETRY_ATTEMPT = 1; ; RETRY_ATTEMPT++)); do
+		"$_rl_run" "$RETRY_ATTEMPT"
+		_rl_r=$?
+		[ "$_rl_r" -ne 0 ] && [ "$RETRY_ATTEMPT" -lt "$_rl_max" ] &&
+			retry_grant "$_rl_check" "$RETRY_ATTEMPT" "$_rl_ev" "$_rl_skip" || return "$_rl_r"
+	done
+}
+# retry_grant CHECK N EVIDENCE [SKIP]: succeeds when EVIDENCE N, in a
+# subshell, prints the evidence of a named signature (it must end in one
+# of the evidence functions below, which all refuse unless L1 runs under
+# TCG), after SKIP (default: skip) recorded "CHECK-attemptN" "retried:
+# EVIDENCE".
+retry_grant() {
+	local _rg_ev
+	_rg_ev=$("$3" "$2") && [ -n "$_rg_ev" ] || return 1
+	"${4:-skip}" "$1-attempt$2" "retried: $_rg_ev"
+}
 # retry_evidence ACCEL FILE [USED]: succeeds, printing a line of FILE (a
 # console log, the kernel log of the failed attempt) with a named
 # signature, only when ACCEL is tcg.  Result lines (RESULT ..., SKIP: ...)
@@ -246,6 +276,12 @@ l1_state_evidence() {
 	s=$(printf '%s\n' "$2" | grep -o -E 'rip 0x[0-9a-f]+ \(L1: __svm_vcpu_run\+0x[0-9a-f]+\)')
 	[ "$(printf '%s\n' "$s" | grep -c .)" -ge 2 ] || return 1
 	printf '%s\n' "$s" | head -1
+}
+# l1_state_explains FAILS: the samples explain a run's FAIL lines (one per
+# line) only where they stand: true when every one carries them or is a
+# check not run, so that a failure of its own never passes on a second run
+l1_state_explains() {
+	[ "$(printf '%s\n' "$1" | grep -a . | grep -avcE '^FAIL: [^:]*: not run|\(L1: __svm_vcpu_run\+0x')" = 0 ]
 }
 # Its other face, when the guest took L1's paging state too: L1's trace
 # (l2_fault_trace) records an SVM SHUTDOWN intercept while a #PF with error

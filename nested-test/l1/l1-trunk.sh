@@ -276,6 +276,43 @@ script_leftovers() {
 # contains WORD (make test-debug skips the libvirt acceptance: too slow
 # under KASAN and TCG).
 skip_word=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.skip=//p')
+# script_run N: one run of the script $s (rel, its path); rc, left (what
+# a script killed by the timeout leaves behind: its daemons and guests,
+# cleared, as the next script could not start its own), free0, free1 (the
+# pool around it) and faults0 (the trace's mark) stay for script_evidence
+# shellcheck disable=SC2317 # run by retry_loop
+script_run() {
+	[ "$1" = 1 ] || echo "== $rel again (the SKIP line has the evidence)"
+	free0=$(pool_free) t0=$SECONDS faults0=$(l2_fault_count)
+	touch /tmp/l1-script.stamp
+	timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
+	rc=$?
+	left=$(script_leftovers)
+	free1=$(pool_free)
+	cat /tmp/l1-script.out
+	crash_stop "$(l1_script_check "$s")"
+	[ "$rc" -eq 0 ]
+}
+# A script that failed runs once more only under the one retry rule: one
+# of its L2s triple-faulted under TCG with L1's whole log and every L2
+# console of the run clean (l2_fault_evidence), or one was seen twice at
+# L1's own VMRUN (qemu_diag's two samples in a FAIL line:
+# l1_state_evidence), and it ended by itself (no timeout: a hang is no
+# fault of L2's), left nothing behind and gave the pool back whole (a leak
+# is never retried away).  Its failures go with the SKIP line; the second
+# run's results count.
+# shellcheck disable=SC2317 # run by retry_loop
+script_evidence() {
+	local serials fails ev
+	# 124, or 137 when timeout needed SIGKILL: a timeout
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ -z "$left" ] && [ "$free0" = "$free1" ] || return 1
+	dmesg > /tmp/l1-script.dmesg
+	mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial*' -newer /tmp/l1-script.stamp 2> /dev/null)
+	fails=$(grep '^FAIL: ' /tmp/l1-script.out)
+	ev=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") ||
+		{ l1_state_explains "$fails" && ev=$(l1_state_evidence "$(l1_outer_accel)" "$fails"); } || return 1
+	echo "$ev; its failures: $(printf '%s\n' "$fails" | cut -c1-160 | tr '\n' '|' | cut -c1-800)"
+}
 # L2 triple faults, the evidence of the one retry rule for a script
 l2_fault_trace || res "# no kvm_exit trace of L2 triple faults: no script is retried"
 while read -r what s; do
@@ -287,38 +324,7 @@ while read -r what s; do
 		continue
 	fi
 	echo "== $rel"
-	for attempt in 1 2; do
-		free0=$(pool_free) t0=$SECONDS faults0=$(l2_fault_count)
-		touch /tmp/l1-script.stamp
-		timeout -k 5 900 bash "$s" > /tmp/l1-script.out 2>&1 < /dev/null
-		rc=$?
-		# a script killed by the timeout leaves its daemons and guests behind,
-		# and the next script could not start its own: say so, and clear them
-		left=$(script_leftovers)
-		free1=$(pool_free)
-		cat /tmp/l1-script.out
-		crash_stop "$(l1_script_check "$s")"
-		# A script that failed runs once more only under the one retry rule:
-		# one of its L2s triple-faulted under TCG with L1's whole log and
-		# every L2 console of the run clean (l2_fault_evidence), or one was
-		# seen twice at L1's own VMRUN (l1_state_evidence), and it
-		# ended by itself (no timeout: a hang is no fault of L2's), left
-		# nothing behind and gave the pool back whole (a leak is never
-		# retried away).  Its failures go with the SKIP line; the second
-		# run's results count.
-		[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$attempt" = 1 ] && [ -z "$left" ] &&
-			[ "$free0" = "$free1" ] || break
-		dmesg > /tmp/l1-script.dmesg
-		mapfile -t serials < <(find /var/log/libvirt/qemu -name '*.serial*' -newer /tmp/l1-script.stamp 2> /dev/null)
-		# or a guest that stood at L1's own VMRUN (qemu_diag's two samples
-		# in a FAIL line: l1_state_evidence)
-		fails=$(grep '^FAIL: ' /tmp/l1-script.out)
-		evidence=$(l2_fault_evidence "$(l1_outer_accel)" "$faults0" /tmp/l1-script.dmesg "${serials[@]}") ||
-			evidence=$(l1_state_evidence "$(l1_outer_accel)" "$fails") || break
-		skip "$(l1_script_check "$s")-attempt1" "retried: $evidence; its failures: $(printf '%s\n' "$fails" |
-			cut -c1-160 | tr '\n' '|' | cut -c1-800)"
-		echo "== $rel again: $evidence"
-	done
+	retry_loop "$(l1_script_check "$s")" 2 script_run script_evidence
 	grep -E '^(PASS|FAIL|SKIP): ' /tmp/l1-script.out | while IFS= read -r l; do res "$l"; done
 	res "# $rel: exit $rc after $((SECONDS - t0)) s"
 	why="exit status $rc"

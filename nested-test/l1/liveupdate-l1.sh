@@ -116,16 +116,20 @@ setup_no_mount() {
 # one.)  The fresh guest's first agent line goes into $l2_line, which must
 # have errors=0 (no subshell: the counts and the mark must stay).
 declare -A retries=()
+# stopped_evidence: retry_l2's evidence for its guest $name
+# shellcheck disable=SC2317 # run by retry_loop
+stopped_evidence() {
+	local ev
+	ev=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" /tmp/dmesg.txt) &&
+		echo "$ev (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
+}
 retry_l2() {
-	local name=$1 ps=$2 evidence
+	local name=$1 ps=$2
 	l2_line=
 	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
 	dmark=$(dmesg_mark)
-	[ -z "${retries[$name]:-}" ] || return 1
-	evidence=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" \
-		/tmp/dmesg.txt) || return 1
+	[ -z "${retries[$name]:-}" ] && retry_grant "l2-$ps" 1 stopped_evidence || return 1
 	retries[$name]=1 faults_used=$(l2_fault_count)
-	skip "l2-$ps-attempt1" "retried: $evidence (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 	virsh destroy "$name" > /dev/null 2>&1
 	# the old guest's agent lines must not pass for the new one's
 	mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt1" 2> /dev/null

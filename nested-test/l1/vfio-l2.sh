@@ -105,31 +105,37 @@ pass l2-start "virsh start with <hostdev> $bdf in $((SECONDS - t)) s"
 # (l2_reset_evidence: TCG, QEMU's guest-reset event, no panic on its
 # serial, L1's log clean), as a SKIP with the evidence; anything else, or
 # a second time, is a FAIL.
-for attempt in 1 2; do
-	line= end=$((SECONDS + 240))
-	while [ $SECONDS -lt $end ]; do
-		line=$(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -m1 '^L2-HOLD') && break
-		[ -n "$(kernel_splats)" ] && sleep 5 && break
-		[ "$(domstate "$name")" = "shut off" ] && sleep 2 && break
-		sleep 0.5
-	done
-	[ -n "$line" ] && break
-	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
-	if [ "$attempt" = 1 ] && evidence=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" \
-		"$(serial_of "$name")" /tmp/dmesg.txt); then
-		skip l2-boot-attempt1 "retried: $evidence; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' ')"
+# shellcheck disable=SC2317 # run by retry_loop
+hold_run() {
+	if [ "$1" != 1 ]; then
 		virsh destroy "$name" > /dev/null 2>&1
-		mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt1" 2> /dev/null
+		mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$(($1 - 1))" 2> /dev/null
 		t=$SECONDS dmark=$(dmesg_mark)
 		if ! err=$(virsh start "$name" 2>&1); then
 			fail l2-boot "the second start: $(echo "$err" | tr -s '\n' ' ' | cut -c1-400)"
 			skip_from l2-device "the L2 did not boot"
 		fi
 		l2_watch "$name"
-		continue
 	fi
-	break
-done
+	line='' end=$((SECONDS + 240))
+	while [ $SECONDS -lt $end ]; do
+		line=$(tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -m1 '^L2-HOLD') && break
+		[ -n "$(kernel_splats)" ] && sleep 5 && break
+		[ "$(domstate "$name")" = "shut off" ] && sleep 2 && break
+		sleep 0.5
+	done
+	[ -n "$line" ] && return 0
+	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
+	return 1
+}
+# shellcheck disable=SC2317 # run by retry_loop
+hold_evidence() {
+	local ev
+	ev=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" /tmp/dmesg.txt) &&
+		echo "$ev; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' ')"
+}
+retry_loop l2-boot 2 hold_run hold_evidence
+attempt=$RETRY_ATTEMPT
 if [ -z "$line" ]; then
 	bad=$(kernel_splats)
 	why="attempt $attempt: no L2-HOLD after $((SECONDS - t)) s, state '$(domstate "$name")'; L1 kernel: ${bad:-nothing}; L2 serial: $(tail -c 160 "$(serial_of "$name")" 2> /dev/null | tr -s '\r\n' ' '); $(qemu_diag "$name")"

@@ -90,28 +90,38 @@ bin=$GUESTBIN/kvm_nested_dmem
 # ended in the SHUTDOWN of l1_shutdown_evidence, runs once more under the
 # one retry rule (TCG wrote L1's state over the guest's), a SKIP line with
 # the evidence.
+# nested_run: one run of kvm_nested_dmem NESTED_ARGS (nested's locals
+# out, r and f0, the trace's mark, are set for nested_evidence)
+# shellcheck disable=SC2317 # run by retry_loop
+nested_run() {
+	f0=$(l2_fault_count)
+	out=$(timeout -k 5 300 "$bin" "${NESTED_ARGS[@]}" 2>&1)
+	r=$?
+	printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $c: /" >&2
+	return "$r"
+}
+# shellcheck disable=SC2317 # run by retry_loop
+nested_evidence() {
+	local ev
+	[ "$r" -ne 124 ] && [ "$r" -ne 137 ] || return 1 # a timeout, SIGKILL or not
+	if printf '%s\n' "$out" | grep -q 'leaks 0)' && ev=$(l1_state_evidence "$(l1_outer_accel)" "$out"); then
+		echo "the vCPU stood at $ev, L1's code: TCG wrote L1's state over the guest's; $(printf '%s\n' "$out" | grep -m1 FAIL | cut -c1-300)"
+	elif printf '%s\n' "$out" | grep -q 'exit reason 8 (SHUTDOWN)' &&
+		ev=$(l1_shutdown_evidence "$(l1_outer_accel)" "$f0"); then
+		echo "a triple fault delivering a reserved-bit #PF on a fetch, as on tmpfs: $ev"
+	else
+		return 1
+	fi
+}
 nested() {
-	local c=$1 pfx=$2 dir=$3 out r pins line t=$SECONDS attempt ev f0
+	local c=$1 pfx=$2 dir=$3 out r pins line t=$SECONDS f0
 	shift 3
 	if [ ! -x "$bin" ] || [ -z "$dir" ]; then
 		fail "$c" "$bin not built or no dmemfs mount"
 		return
 	fi
-	for attempt in 1 2; do
-		f0=$(l2_fault_count)
-		out=$(timeout -k 5 300 "$bin" "$dir" "$@" 2>&1)
-		r=$?
-		printf '%s\n' "$out" | sed "s/^/[kvm] kvm_nested_dmem $c: /" >&2
-		[ $r -ne 0 ] && [ $r -ne 124 ] && [ $attempt = 1 ] || break
-		if printf '%s\n' "$out" | grep -q 'leaks 0)' && ev=$(l1_state_evidence "$(l1_outer_accel)" "$out"); then
-			skip "$c-attempt1" "retried: the vCPU stood at $ev, L1's code: TCG wrote L1's state over the guest's; $(printf '%s\n' "$out" | grep -m1 FAIL | cut -c1-300)"
-		elif printf '%s\n' "$out" | grep -q 'exit reason 8 (SHUTDOWN)' &&
-			ev=$(l1_shutdown_evidence "$(l1_outer_accel)" "$f0"); then
-			skip "$c-attempt1" "retried: a triple fault delivering a reserved-bit #PF on a fetch, as on tmpfs: $ev"
-		else
-			break
-		fi
-	done
+	NESTED_ARGS=("$dir" "$@")
+	retry_loop "$c" 2 nested_run nested_evidence
 	pins=$(cat /sys/kernel/mm/dmem/node*/pinned_bytes 2> /dev/null | awk '{ s += $1 } END { print s + 0 }')
 	if [ $r -eq 0 ] && [ "$pins" = 0 ] && line=$(printf '%s\n' "$out" | grep -m1 "^$pfx"); then
 		pass "$c" "${line#"$pfx"} ($((SECONDS - t)) s)"
@@ -212,7 +222,7 @@ start_l2() {
 		grep -q " $(domdir "${f%%:*}" "$UUID")/${f#*:}\$" "/proc/$PID/maps" || missing="$missing $(domdir "${f%%:*}" "$UUID")/${f#*:}"
 	done
 	[ -z "$missing" ] ||
-		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" 2> /dev/null | sort -u | tr '\n' ' ')); $(qemu_diag "$name")"; return 1; }
+		{ WHY="QEMU $PID does not map:$missing (it maps: $(grep -o "/run/[^ ]*" "/proc/$PID/maps" 2> /dev/null | sort -u | tr '\n' ' '))$(qemu_pid "$name" > /dev/null || echo "; $(qemu_diag "$name")")"; return 1; }
 }
 stop_l2() {
 	virsh destroy "$1" > /dev/null 2>&1
@@ -316,6 +326,7 @@ fi
 name=kvm-steal spin=8
 # what an L2 that printed nothing was doing: for the FAIL line, and for the
 # SKIP line of a first attempt that is retried
+# shellcheck disable=SC2317 # run by steal_run
 l2_silent() {
 	local st cpu
 	st=$(awk '{print $14 + $15}' "/proc/$PID/stat" 2> /dev/null)
@@ -325,25 +336,25 @@ l2_silent() {
 # A fresh L2 only under the one retry rule (l1-common.sh: TCG, a named
 # crash in L1's kernel log), with a SKIP line that quotes it; a silent L2
 # is a FAIL that says what it was doing.
-for attempt in 1 2; do
-	t=$SECONDS dmark=$(dmesg_mark)
-	up='' nostart=''
+# shellcheck disable=SC2317 # run by retry_loop
+steal_run() {
+	[ "$1" = 1 ] || stop_l2 "$name"
+	t=$SECONDS dmark=$(dmesg_mark) up='' nostart=''
 	start_l2 "$name" 2M 64 64 "l2.steal=$spin" \
 		"s|<vcpu>1</vcpu>|<vcpu>1</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/></cputune>|" ||
-		{ nostart=1; break; }
-	if wait_serial "$(serial_of "$name")" '^L2-STEAL-SPIN' 300 > /dev/null; then
-		up=1
-		break
-	fi
+		{ nostart=1; return 1; }
+	wait_serial "$(serial_of "$name")" '^L2-STEAL-SPIN' 300 > /dev/null && { up=1; return 0; }
 	WHY="no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name")); $(l2_silent "$name")"
 	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
-	if [ $attempt = 1 ] && evidence=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); then
-		skip l2-steal-attempt1 "retried: $evidence; $WHY"
-		stop_l2 "$name"
-		continue
-	fi
-	break
-done
+	return 1
+}
+# shellcheck disable=SC2317 # run by retry_loop
+steal_evidence() {
+	local ev
+	[ -z "$nostart" ] && ev=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt) && echo "$ev; $WHY"
+}
+retry_loop l2-steal 2 steal_run steal_evidence
+attempt=$RETRY_ATTEMPT
 if [ -n "$nostart" ]; then
 	fail l2-steal "$WHY"
 	fail l2-kvmclock "not run ($WHY)"
