@@ -150,7 +150,18 @@ l1_append() {
 	shift 2
 	args=$(IFS=,; printf '%s' "$*")
 	[ "$L1_KUNIT" = 1 ] || extra="kunit.enable=0${extra:+ $extra}"
-	printf '%s' "console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.accel=$(accel_name) l1.script=$script${extra:+ $extra}${args:+ l1.args=$args}"
+	printf '%s' "console=ttyS0 panic=-1 $VIOMMU_APPEND $L1_APPEND l1.top=$TOP l1.accel=$(accel_name) l1.kernel=$(kernel_release "$KERNEL") l1.script=$script${extra:+ $extra}${args:+ l1.args=$args}"
+}
+# kernel_release IMAGE: the release a bzImage reports (uname -r), from its
+# setup header: the 16-bit kernel_version at 0x20e points, less 0x200, at
+# "RELEASE (builder) #1 ..." (Documentation/arch/x86/boot.rst); "none"
+# when IMAGE has none, which no kernel's uname -r matches
+kernel_release() {
+	local off v=
+	off=$(od -An -tu2 -j $((0x20e)) -N2 "$1" 2> /dev/null | tr -d ' ')
+	[ -n "$off" ] && [ "$off" -gt 0 ] &&
+		v=$(dd if="$1" bs=1 skip=$((off + 0x200)) count=128 2> /dev/null | tr '\0' '\n' | head -1 | cut -d' ' -f1)
+	case $v in [0-9]*.[0-9]*) printf '%s' "$v" ;; *) printf none ;; esac
 }
 
 # boot_l1 NAME TIMEOUT APPEND: boots, waits, sets boot_rc, boot_secs (until

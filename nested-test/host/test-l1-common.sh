@@ -264,6 +264,14 @@ if retry_grant l2-2M 1 ev_tcg rl_skip && [ "${rl_skips[*]}" = "l2-2M-attempt1: r
 else
 	out FAIL retry-grant "skips: ${rl_skips[*]}"
 fi
+# the release the host passes as l1.kernel= (l1-boot-lib.sh's
+# kernel_release): from a bzImage's setup header, "none" for anything else
+img=$fake/bzImage
+head -c 2048 /dev/zero > "$img"
+printf '\x00\x02' | dd of="$img" bs=1 seek=$((0x20e)) conv=notrunc 2> /dev/null # 0x200 + 0x200
+printf '6.12.118-gabc (b@h) #1 SMP\0' | dd of="$img" bs=1 seek=$((0x400)) conv=notrunc 2> /dev/null
+got=$( (. "$here/l1-boot-lib.sh" > /dev/null 2>&1; kernel_release "$img"; echo "/$(kernel_release "$fake/crash.log")/$(kernel_release "$fake/none")") )
+if [ "$got" = "6.12.118-gabc/none/none" ]; then out PASS kernel-release; else out FAIL kernel-release "got '$got'"; fi
 # a check reported as not run is no check that failed (done_l1's guard)
 got=$(L1_FAILED_CHECKS= && L1_OUT=stdout && fail released 'free 1 B, want 2 B' > /dev/null &&
 	fail kernel-log-3 'not run: lu-2m stopped' > /dev/null && echo "$L1_FAILED_CHECKS")

@@ -48,11 +48,11 @@ trunk_list() {
 	local here skip_word what sc
 	here=$(cd "$(dirname "$0")" && pwd)
 	if [ "$mode" = boot ]; then
-		printf '%s\n' l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks \
+		printf '%s\n' l1.kernel l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks \
 			l1.no-struct-page l1.memmap-saved
 		return
 	fi
-	printf '%s\n' kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.complete \
+	printf '%s\n' l1.kernel kunit.dmem_parse kunit.dmem_alloc kunit.dmem_zero kunit.complete \
 		l1.dmem-reserved l1.dmem-requested-per-node l1.memtotal-shrinks l1.mount-2M \
 		l1.mount-1G l1.no-struct-page l1.memmap-saved
 	for prog in dmemfs_test dmemfs_vm_test; do
@@ -102,6 +102,16 @@ if [ "$mode" = meminfo ]; then
 	res "L1-DONE"
 	exit 0
 fi
+
+# ---- the kernel under test: the one the host booted (l1.kernel=, the
+# release in its image's header), reported by name
+kwant=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^l1\.kernel=//p')
+if [ -n "$kwant" ] && [ "$(uname -r)" = "$kwant" ]; then
+	pass l1.kernel "$(uname -r)"
+else
+	fail l1.kernel "uname -r is $(uname -r), the host booted ${kwant:-an image it did not name}"
+fi
+res "# kernel: $(uname -v)"
 
 # ---- steps, and the one retry rule (l1-common.sh)
 # step STEP: true when STEP runs in this boot (the first one run is --from's,
