@@ -2,6 +2,9 @@
 # Build the dmemfs-host test kernel out of Debian's linux-source-6.1.
 #
 #   kernel/build.sh            extract (once), apply kernel/patches, configure, build bzImage
+#   DMEM_SERIES=6.12 kernel/build.sh
+#                              the same for the 6.12 port (kernel/series.sh):
+#                              kernel/6.12/patches, build/bzImage-6.12
 #   kernel/build.sh tree       extract and apply only (for checkpatch / patch work)
 #   FLAVOR=debug kernel/build.sh
 #                              the same with kernel/debug.config on top (KASAN,
@@ -19,11 +22,12 @@
 # rebuilds incrementally (ccache catches the rest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=/usr/src/linux-source-6.1.tar.xz
+# shellcheck source=kernel/series.sh
+. "$top/kernel/series.sh"
 flavor=${FLAVOR:-}
-tree=$top/build/linux${flavor:+-$flavor}
-log=$top/build/kernel-build${flavor:+-$flavor}.log
-image=$top/build/bzImage${flavor:+-$flavor}
+tree=$top/build/linux$suffix${flavor:+-$flavor}
+log=$top/build/kernel-build$suffix${flavor:+-$flavor}.log
+image=$top/build/bzImage$suffix${flavor:+-$flavor}
 mode=${1:-all}
 
 say() { printf '[kernel] %s\n' "$*"; }
@@ -31,23 +35,24 @@ say() { printf '[kernel] %s\n' "$*"; }
 extract() {
 	[ -e "$tree/.git/refs/tags/base" ] && return 0
 	say "extracting $src (once, ~1 min)"
-	rm -rf "$tree" "$top/build/linux-source-6.1"
+	[ -r "$src" ] || { say "no $src: apt-get install linux-source-$series"; exit 1; }
+	rm -rf "$tree" "$top/build/linux-source-$series"
 	mkdir -p "$top/build"
 	tar -C "$top/build" -xf "$src"
-	mv "$top/build/linux-source-6.1" "$tree"
+	mv "$top/build/linux-source-$series" "$tree"
 	# Debian's top-level .gitignore ends in "/*"; drop it for a usable base.
 	sed -i '/^\/\*$/d' "$tree/.gitignore"
 	git -C "$tree" init -q
 	git -C "$tree" add -Af .
 	git -C "$tree" -c user.name=base -c user.email=base@localhost \
-		commit -qm "linux-source-6.1 (Debian) pristine"
+		commit -qm "linux-source-$series (Debian) pristine"
 	git -C "$tree" tag base
 }
 
 apply_patches() {
 	local state=$tree/.dmemfs-applied new i=0 keep=0 commit=base
 	local -a patches old
-	patches=("$top"/kernel/patches/*.patch)
+	patches=("$patchdir"/*.patch)
 	[ -e "${patches[0]}" ] || patches=()
 	mapfile -t old < <(cat "$state" 2>/dev/null || true)
 	# old[i] = "<sha256 of patch> <commit after applying it>"
@@ -75,6 +80,11 @@ apply_patches() {
 configure() {
 	local frag=$top/kernel/dmemfs-host.config
 	say "configuring (x86_64_defconfig + kvm_guest.config + $(basename "$frag"))"
+	if [ -r "$not_yet" ] && grep -q '^CONFIG_' "$not_yet"; then
+		say "not in the $series series yet: $(grep '^CONFIG_' "$not_yet" | tr -s '\n' ';' | sed 's/;$//')"
+		grep -v -x -f <(grep '^CONFIG_' "$not_yet" | awk '{ print $1 "=y" }') "$frag" > "$tree/.dmemfs-fragment"
+		frag=$tree/.dmemfs-fragment
+	fi
 	make -C "$tree" -s O= x86_64_defconfig >/dev/null
 	make -C "$tree" -s kvm_guest.config >/dev/null
 	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag" \

@@ -3,9 +3,11 @@
 # print one PASS:/FAIL: line per patch.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/linux
+# shellcheck source=kernel/series.sh
+. "$top/kernel/series.sh"
+tree=$top/build/linux$suffix
 rc=0
-for p in "$top"/kernel/patches/*.patch; do
+for p in "$patchdir"/*.patch; do
 	name=$(basename "$p")
 	out=$(cd "$tree" && perl scripts/checkpatch.pl --strict --no-tree -q \
 		--ignore FILE_PATH_CHANGES "$p" 2>&1)

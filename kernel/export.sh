@@ -3,15 +3,18 @@
 # kernel/patches/NNNN-*.patch (the form the repository keeps).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-tree=$top/build/linux
-rm -f "$top"/kernel/patches/*.patch
+# shellcheck source=kernel/series.sh
+. "$top/kernel/series.sh"
+tree=$top/build/linux$suffix
+mkdir -p "$patchdir"
+rm -f "$patchdir"/*.patch
 git -C "$tree" format-patch -q --no-signature --zero-commit -N \
-	-o "$top/kernel/patches" base..HEAD
+	-o "$patchdir" base..HEAD
 # Record the applied state so build.sh does not re-apply what is there.
 : > "$tree/.dmemfs-applied"
-for p in "$top"/kernel/patches/*.patch; do
+for p in "$patchdir"/*.patch; do
 	n=$(basename "$p" | cut -c1-4)
 	c=$(git -C "$tree" rev-list --reverse base..HEAD | sed -n "$((10#$n))p")
 	echo "$(sha256sum < "$p" | cut -c1-64) $c" >> "$tree/.dmemfs-applied"
 done
-ls "$top"/kernel/patches
+ls "$patchdir"

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Install the Debian 12 packages that build, demo and test need.
+# Install the Debian 12 packages that build, demo and test need, and
+# those named as arguments (make kernel-6.12: linux-source-6.12).
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 pkgs=(
@@ -9,6 +10,7 @@ pkgs=(
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev
 	clang libclang-rt-14-dev trinity
 	debhelper lintian kmod fakeroot
+	"$@"
 )
 missing=()
 for p in "${pkgs[@]}"; do
