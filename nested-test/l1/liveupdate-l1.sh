@@ -177,21 +177,49 @@ case $stage in
 		r=$?
 		ok "l2-$ps-ready" "check line '$l' (domain '$(domstate "$name")', serial: $(last_serial "$name"); $(qemu_diag "$name"); QEMU log: $(tail -3 "/var/log/libvirt/qemu/$name.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-400))" $r
 	done
-	# a running domain that has no dmem: refused, nothing touched
+	# a running domain that has no dmem: refused, nothing touched.  Its
+	# guest stops by itself if it resets (on_reboot destroy), and under TCG
+	# an L2 does (l1-common.sh's second signature): a refusal that was
+	# right in all but that, with QEMU's guest-reset event as the evidence
+	# (l2_reset_evidence), runs once more with lu-plain started afresh
 	mkdomain lu-plain "$(new_uuid)" 64 64 l2.hold=1 |
 		sed -e '/<metadata>/,/<\/metadata>/d' -e "s|<emulator>.*</emulator>|<emulator>/usr/bin/qemu-system-x86_64</emulator>|" \
 			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
-	virsh define /tmp/lu-plain.xml > /dev/null 2>&1 && virsh start lu-plain > /tmp/lu-plain.err 2>&1
-	keep_running
-	out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
-	rc=$?
-	marks=$(ls "$(domdir "$M2" "$U2")/.carried" "$(domdir "$M1G" "$U1G")/.carried" 2> /dev/null)
-	states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
-	[ "$rc" = 1 ] && [ "$out" = "dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first" ] &&
-		[ -z "$marks" ] && [ ! -e "$SAVE" ] && [ "$states" = running/running/running ]
+	virsh define /tmp/lu-plain.xml > /dev/null 2>&1
+	refusal="dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first"
+	# shellcheck disable=SC2317 # run by retry_loop
+	refuse_run() {
+		local m
+		if [ "$1" != 1 ]; then
+			virsh destroy lu-plain > /dev/null 2>&1
+			mv -f "$(serial_of lu-plain)" "$(serial_of lu-plain).attempt$(($1 - 1))" 2> /dev/null
+		fi
+		m=$(dmesg_mark)
+		virsh start lu-plain > /tmp/lu-plain.err 2>&1
+		l2_watch lu-plain
+		keep_running
+		out=$("$LU" --kernel "$KERNEL" --initrd "$INITRD" --no-exec 2>&1)
+		rc=$?
+		marks=$(ls "$(domdir "$M2" "$U2")/.carried" "$(domdir "$M1G" "$U1G")/.carried" 2> /dev/null)
+		states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
+		dmesg | tail -n +"$((m + 1))" > /tmp/dmesg-plain.txt
+		[ "$rc" = 1 ] && [ "$out" = "$refusal" ] && [ -z "$marks" ] && [ ! -e "$SAVE" ] &&
+			[ "$states" = running/running/running ]
+	}
+	# shellcheck disable=SC2317 # run by retry_loop
+	refuse_evidence() {
+		local ev
+		[ "$rc" = 1 ] && [ "$out" = "$refusal" ] && [ -z "$marks" ] && [ ! -e "$SAVE" ] &&
+			[ "$states" = "running/running/shut off" ] &&
+			ev=$(l2_reset_evidence "$(l1_outer_accel)" /tmp/lu-plain.qemu-events "$(serial_of lu-plain)" \
+				/tmp/dmesg-plain.txt) &&
+			echo "lu-plain stopped by itself while it was refused: $ev"
+	}
+	retry_loop refuses-non-dmem 2 refuse_run refuse_evidence
 	r=$?
 	gone=
 	for n in lu-2m lu-1g; do [ "$(domstate $n)" = running ] || gone+=" $n$(gone_diag $n)"; done
+	[ "$(domstate lu-plain)" = running ] || gone+=" lu-plain$(gone_diag lu-plain)"
 	ok refuses-non-dmem "rc $rc, '$out', marks '$marks', states $states$gone" $r
 	virsh destroy lu-plain > /dev/null 2>&1
 	virsh undefine lu-plain > /dev/null 2>&1

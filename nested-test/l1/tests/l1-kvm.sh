@@ -210,8 +210,11 @@ start_l2() {
 		virsh undefine "$name" > /dev/null 2>&1
 		return 1
 	fi
+	# QEMU's SHUTDOWN events, for qemu_diag of a QEMU gone: the template
+	# has on_reboot destroy, so a guest that resets stops
+	l2_watch "$name"
 	PID=$(qemu_pid "$name")
-	[ -n "$PID" ] || { WHY="no QEMU pid for $name"; return 1; }
+	[ -n "$PID" ] || { WHY="no QEMU pid for $name; $(qemu_diag "$name")"; return 1; }
 	# the guest RAM is the hook's dmemfs files
 	if [ -z "$files" ]; then
 		local dir=$M2
