@@ -343,18 +343,35 @@ l2_silent() {
 steal_run() {
 	[ "$1" = 1 ] || stop_l2 "$name"
 	t=$SECONDS dmark=$(dmesg_mark) up='' nostart=''
-	start_l2 "$name" 2M 64 64 "l2.steal=$spin" \
-		"s|<vcpu>1</vcpu>|<vcpu>1</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/></cputune>|" ||
-		{ nostart=1; return 1; }
-	wait_serial "$(serial_of "$name")" '^L2-STEAL-SPIN' 300 > /dev/null && { up=1; return 0; }
-	WHY="no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name")); $(l2_silent "$name")"
+	if ! start_l2 "$name" 2M 64 64 "l2.steal=$spin" \
+		"s|<vcpu>1</vcpu>|<vcpu>1</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/></cputune>|"; then
+		nostart=1
+		dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
+		return 1
+	fi
+	# up to 300 s for the agent, less for a guest that stopped (a reset
+	# stops it: on_reboot destroy)
+	local end=$((SECONDS + 300))
+	while [ $SECONDS -lt $end ]; do
+		serial_whole "$(serial_of "$name")" | grep -q '^L2-STEAL-SPIN' && { up=1; return 0; }
+		dom_ended "$name" && break
+		sleep 1
+	done
+	WHY="no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name")); $(l2_silent "$name"); $(qemu_diag "$name")"
 	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
 	return 1
 }
+# A crash of L1 named by the rule (retry_evidence, not for a start that
+# failed), or the guest's own reset under TCG (l2_reset_evidence: QEMU's
+# guest-reset event, a serial that shows it ran and no splat; a virsh
+# start that failed has no such event)
 # shellcheck disable=SC2317 # run by retry_loop
 steal_evidence() {
 	local ev
-	[ -z "$nostart" ] && ev=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt) && echo "$ev; $WHY"
+	{ [ -z "$nostart" ] && ev=$(retry_evidence "$(l1_outer_accel)" /tmp/dmesg.txt); } ||
+		ev=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" \
+			/tmp/dmesg.txt) || return 1
+	echo "$ev; $WHY"
 }
 retry_loop l2-steal 2 steal_run steal_evidence
 attempt=$RETRY_ATTEMPT
