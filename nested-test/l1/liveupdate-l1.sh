@@ -108,10 +108,12 @@ setup_no_mount() {
 	acc_install && acc_libvirt_config && acc_libvirtd_start
 }
 
-# retry_l2 NAME PS: a fresh L2 NAME in place of one that stopped, only
-# under the one retry rule (l1-common.sh) and only for an L2 reset with
-# nothing said (l2_reset_evidence: L1's kernel log since $dmark clean too),
-# once a guest, as a SKIP line with the evidence.  (A crash of L1's vCPU
+# retry_l2 NAME PS: a fresh L2 NAME in place of one that stopped or never
+# answered, only under the one retry rule (l1-common.sh) and only for an
+# L2 reset with nothing said (l2_reset_evidence: L1's kernel log since
+# $dmark clean too) or a silent L2 whose vCPU stood at L1's own VMRUN at
+# two samples (l1_state_evidence, L1's log clean, no agent error on its
+# serial), once a guest, as a SKIP line with the evidence.  (A crash of L1's vCPU
 # thread is no retry here: L1 oopsed, and run-liveupdate.sh boots a fresh
 # one.)  The fresh guest's first agent line goes into $l2_line, which must
 # have errors=0 (no subshell: the counts and the mark must stay).
@@ -119,9 +121,16 @@ declare -A retries=()
 # stopped_evidence: retry_l2's evidence for its guest $name
 # shellcheck disable=SC2317 # run by retry_loop
 stopped_evidence() {
-	local ev
-	ev=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" /tmp/dmesg.txt) &&
+	local ev d
+	if ev=$(l2_reset_evidence "$(l1_outer_accel)" "/tmp/$name.qemu-events" "$(serial_of "$name")" /tmp/dmesg.txt); then
 		echo "$ev (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
+		return
+	fi
+	grep -aE "$L1_SPLAT_RE" /tmp/dmesg.txt | grep -avqE "$L1_SPLAT_NOT_RE" && return 1
+	tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -aqE "$L1_SPLAT_RE|status=FAIL| errors=[1-9]" && return 1
+	d=$(qemu_diag "$name")
+	ev=$(l1_state_evidence "$(l1_outer_accel)" "$d") &&
+		echo "the silent guest's vCPU stood at $ev, L1's code: TCG wrote L1's state over the guest's (domain '$(domstate "$name")'; $d)"
 }
 retry_l2() {
 	local name=$1 ps=$2
