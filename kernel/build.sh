@@ -80,9 +80,11 @@ apply_patches() {
 configure() {
 	local frag=$top/kernel/dmemfs-host.config
 	say "configuring (x86_64_defconfig + kvm_guest.config + $(basename "$frag"))"
-	if [ -r "$not_yet" ] && grep -q '^CONFIG_' "$not_yet"; then
-		say "not in the $series series yet: $(grep '^CONFIG_' "$not_yet" | tr -s '\n' ';' | sed 's/;$//')"
-		grep -v -x -f <(grep '^CONFIG_' "$not_yet" | awk '{ print $1 "=y" }') "$frag" > "$tree/.dmemfs-fragment"
+	local later
+	later=$(grep '^CONFIG_' "$not_yet" 2> /dev/null || true)
+	if [ -n "$later" ]; then
+		say "not in the $series series yet: $(printf '%s\n' "$later" | tr -s '\n' ';' | sed 's/;$//')"
+		grep -v -x -f <(printf '%s\n' "$later" | awk '{ print $1 "=y" }') "$frag" > "$tree/.dmemfs-fragment"
 		frag=$tree/.dmemfs-fragment
 	fi
 	make -C "$tree" -s O= x86_64_defconfig >/dev/null

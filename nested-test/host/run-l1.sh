@@ -114,8 +114,8 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 		cp "$work/vfio-l2-console.log" "$RESULTS/l1-vfio-l2-attempt$1-console.log"
 		mapfile -t vgot < <(results_of vfio-l2)
 		# counted, not grep -q: pipefail and a printf cut short
-		[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')" != 0 ] &&
-			[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')" = 0 ]
+		vdone=$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')
+		[ "$vdone" != 0 ] && [ "$(printf '%s\n' "${vgot[@]}" | grep -c '^FAIL')" = 0 ]
 	}
 	# shellcheck disable=SC2317 # run by retry_loop
 	vfio_evidence() {
@@ -126,7 +126,7 @@ if [ -n "$VFIO_L2_SCRIPT" ]; then
 	retry_loop vfio-l2 3 vfio_run vfio_evidence nested_skip
 	attempt=$RETRY_ATTEMPT
 	add_results "${vgot[@]}"
-	[ "$(printf '%s\n' "${vgot[@]}" | grep -c '^L1-DONE')" = 0 ] || vfio_done=1
+	[ "$vdone" = 0 ] || vfio_done=1
 	if [ -n "$vfio_done" ]; then
 		add "PASS: nested.vfio-l2-boot: attempt $attempt of 3, ${boot_total}s"
 	else

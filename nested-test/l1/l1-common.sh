@@ -100,6 +100,12 @@ L1_SPLAT_RE='WARNING:|BUG:|Oops|Call Trace|Kernel panic|general protection fault
 # model under TCG (the boot of mce-l1.sh)
 L1_SPLAT_NOT_RE='^(\[ *[0-9.]+\] )?RETBleed: WARNING: Spectre v2 mitigation leaves CPU vulnerable to RETBleed attacks'
 dmesg_mark() { dmesg | wc -l; }
+# log_splat FILE: true when FILE (a saved kernel log) has a splat other
+# than the excepted lines
+log_splat() { grep -aE "$L1_SPLAT_RE" "$1" | grep -avqE "$L1_SPLAT_NOT_RE"; }
+# what an L2 console must not show for any retry: a splat or panic of the
+# guest's kernel, an agent's FAIL, a pattern check with errors
+L2_CONSOLE_BAD_RE="$L1_SPLAT_RE|status=FAIL| errors=[1-9]"
 kernel_splats() {
 	dmesg | tail -n +"$((${1:-0} + 1))" | grep -E "$L1_SPLAT_RE" | grep -vE "$L1_SPLAT_NOT_RE" | head -3 | tr -s ' \n' ' '
 }
@@ -245,11 +251,11 @@ l2_fault_evidence() {
 	[ "$accel" = tcg ] && [ "$L2_FAULT_TRACE_ON" = 1 ] && [ -r "$log" ] && [ $# -gt 0 ] || return 1
 	new=$(l2_triple_faults | tail -n +"$((n0 + 1))")
 	printf '%s\n' "$new" | grep -q 'kvm_userspace_exit:' || return 1
-	grep -aE "$L1_SPLAT_RE" "$log" | grep -avqE "$L1_SPLAT_NOT_RE" && return 1
+	log_splat "$log" && return 1
 	for s in "$@"; do
 		[ -s "$s" ] || return 1
 		c=$(tr -d '\r' < "$s")
-		printf '%s\n' "$c" | grep -aqE "$L1_SPLAT_RE|status=FAIL| errors=[1-9]" && return 1
+		printf '%s\n' "$c" | grep -aqE "$L2_CONSOLE_BAD_RE" && return 1
 		printf '%s\n' "$c" | grep -aqE "$L2_AGENT_OK_RE" && ok=1
 	done
 	[ -n "$ok" ] || return 1

@@ -191,15 +191,18 @@ wait_state() { # wait_state NAME STATE TIMEOUT_S
 # the whole lines of a serial log FILE, without \r: QEMU may be halfway
 # through writing the last one (read fails on a line without its newline)
 serial_whole() { local l; while IFS= read -r l; do printf '%s\n' "${l//$'\r'/}"; done < "$1" 2> /dev/null; }
-wait_serial() { # wait_serial FILE REGEX TIMEOUT_S -> prints the first matching line
+wait_serial() { # wait_serial FILE REGEX TIMEOUT_S [NAME] -> prints the first matching line
 	# Only whole lines: QEMU may be halfway through writing the last one
-	# (read fails on a last line without its newline).
+	# (read fails on a last line without its newline).  With NAME, no
+	# longer than domain NAME runs (dom_ended: a reset stops it, as the
+	# template has on_reboot destroy).
 	local end=$((SECONDS + $3)) l
 	while [ $SECONDS -lt $end ]; do
 		while IFS= read -r l; do
 			l=${l//$'\r'/}
 			[[ $l =~ $2 ]] && { printf '%s\n' "$l"; return 0; }
 		done < "$1" 2> /dev/null
+		[ -n "${4:-}" ] && dom_ended "$4" && return 1
 		sleep 0.5
 	done
 	return 1

@@ -126,8 +126,8 @@ stopped_evidence() {
 		echo "$ev (domain '$(domstate "$name")'; $(qemu_diag "$name"))"
 		return
 	fi
-	grep -aE "$L1_SPLAT_RE" /tmp/dmesg.txt | grep -avqE "$L1_SPLAT_NOT_RE" && return 1
-	tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -aqE "$L1_SPLAT_RE|status=FAIL| errors=[1-9]" && return 1
+	log_splat /tmp/dmesg.txt && return 1
+	tr -d '\r' < "$(serial_of "$name")" 2> /dev/null | grep -aqE "$L2_CONSOLE_BAD_RE" && return 1
 	d=$(qemu_diag "$name")
 	ev=$(l1_state_evidence "$(l1_outer_accel)" "$d") &&
 		echo "the silent guest's vCPU stood at $ev, L1's code: TCG wrote L1's state over the guest's (domain '$(domstate "$name")'; $d)"
@@ -196,6 +196,9 @@ case $stage in
 			-e '/<numatune>/,/<\/numatune>/d' > /tmp/lu-plain.xml
 	virsh define /tmp/lu-plain.xml > /dev/null 2>&1
 	refusal="dmem-liveupdate: domain lu-plain cannot be carried: no dmem memory (not a dmemfs-host domain): migrate or stop it first"
+	# the tool's side of the check: refused with those words, nothing marked or saved
+	# shellcheck disable=SC2317 # run by retry_loop
+	refused_untouched() { [ "$rc" = 1 ] && [ "$out" = "$refusal" ] && [ -z "$marks" ] && [ ! -e "$SAVE" ]; }
 	# shellcheck disable=SC2317 # run by retry_loop
 	refuse_run() {
 		local m
@@ -212,14 +215,12 @@ case $stage in
 		marks=$(ls "$(domdir "$M2" "$U2")/.carried" "$(domdir "$M1G" "$U1G")/.carried" 2> /dev/null)
 		states="$(domstate lu-2m)/$(domstate lu-1g)/$(domstate lu-plain)"
 		dmesg | tail -n +"$((m + 1))" > /tmp/dmesg-plain.txt
-		[ "$rc" = 1 ] && [ "$out" = "$refusal" ] && [ -z "$marks" ] && [ ! -e "$SAVE" ] &&
-			[ "$states" = running/running/running ]
+		refused_untouched && [ "$states" = running/running/running ]
 	}
 	# shellcheck disable=SC2317 # run by retry_loop
 	refuse_evidence() {
 		local ev
-		[ "$rc" = 1 ] && [ "$out" = "$refusal" ] && [ -z "$marks" ] && [ ! -e "$SAVE" ] &&
-			[ "$states" = "running/running/shut off" ] &&
+		refused_untouched && [ "$states" = "running/running/shut off" ] &&
 			ev=$(l2_reset_evidence "$(l1_outer_accel)" /tmp/lu-plain.qemu-events "$(serial_of lu-plain)" \
 				/tmp/dmesg-plain.txt) &&
 			echo "lu-plain stopped by itself while it was refused: $ev"

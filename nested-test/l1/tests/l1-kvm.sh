@@ -349,14 +349,8 @@ steal_run() {
 		dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt
 		return 1
 	fi
-	# up to 300 s for the agent, less for a guest that stopped (a reset
-	# stops it: on_reboot destroy)
-	local end=$((SECONDS + 300))
-	while [ $SECONDS -lt $end ]; do
-		serial_whole "$(serial_of "$name")" | grep -q '^L2-STEAL-SPIN' && { up=1; return 0; }
-		dom_ended "$name" && break
-		sleep 1
-	done
+	# up to 300 s for the agent, less for a guest that stopped
+	wait_serial "$(serial_of "$name")" '^L2-STEAL-SPIN' 300 "$name" > /dev/null && { up=1; return 0; }
 	WHY="no L2-STEAL-SPIN from the L2 after $((SECONDS - t)) s (last serial line: $(last_serial "$name")); $(l2_silent "$name"); $(qemu_diag "$name")"
 	dmesg | tail -n +"$((dmark + 1))" > /tmp/dmesg.txt # this attempt's kernel log
 	return 1
