@@ -19,7 +19,23 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+/*
+ * Whether the running kernel is @major.@minor or later: where the 6.1 and
+ * the 6.12 series differ on purpose (kernel/PORT-6.12.md), a test checks
+ * the behaviour of the series it runs on.  An unreadable release is old.
+ */
+static inline int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma, mi;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 0;
+	return ma > major || (ma == major && mi >= minor);
+}
 
 /* Read one number (strtoull @base) from a sysfs or debugfs file. */
 static inline int read_num(const char *path, int base, uint64_t *val)
