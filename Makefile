@@ -32,14 +32,6 @@ checkpatch: tree
 bisect-check: kernel guest $(DMEM_PATTERN)
 	@kernel/bisect-check.sh
 
-# The 6.12 port (issue 30, kernel/PORT-6.12.md), beside the 6.1 series:
-# kernel/6.12/patches on linux-source-6.12, giving build/bzImage-6.12.
-# Not in make test until it carries the whole series.
-unexport DMEM_SERIES
-kernel-6.12:
-	@scripts/install-deps.sh linux-source-6.12
-	@DMEM_SERIES=6.12 kernel/build.sh
-
 # KVM, VFIO and hwpoison-inject as modules (kernel/modular.config): a
 # distribution's build of the series, bzImage plus modules.  Build only.
 kernel-modular: deps

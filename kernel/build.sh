@@ -1,10 +1,7 @@
 #!/bin/bash
-# Build the dmemfs-host test kernel out of Debian's linux-source-6.1.
+# Build the dmemfs-host test kernel out of Debian's linux-source-6.12.
 #
 #   kernel/build.sh            extract (once), apply kernel/patches, configure, build bzImage
-#   DMEM_SERIES=6.12 kernel/build.sh
-#                              the same for the 6.12 port (kernel/series.sh):
-#                              kernel/6.12/patches, build/bzImage-6.12
 #   kernel/build.sh tree       extract and apply only (for checkpatch / patch work)
 #   FLAVOR=debug kernel/build.sh
 #                              the same with kernel/debug.config on top (KASAN,
@@ -16,36 +13,41 @@
 #                              build them; bzImage and modules (modpost
 #                              refuses symbols the series forgot to export)
 #
-# The tree lives in build/linux (git, ignored by our repo).  Patches are applied
+# The tree lives in build/linux (git, ignored by our repo); a tree of another
+# source (the 6.1 of earlier checkouts) is extracted again.  Patches are applied
 # with "git am" on top of the tag "base"; only the patches after the first one
 # that changed are re-applied, so unchanged files keep their mtimes and make
 # rebuilds incrementally (ccache catches the rest).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=kernel/series.sh
-. "$top/kernel/series.sh"
+src=/usr/src/linux-source-6.12.tar.xz
+patchdir=$top/kernel/patches
 flavor=${FLAVOR:-}
-tree=$top/build/linux$suffix${flavor:+-$flavor}
-log=$top/build/kernel-build$suffix${flavor:+-$flavor}.log
-image=$top/build/bzImage$suffix${flavor:+-$flavor}
+tree=$top/build/linux${flavor:+-$flavor}
+log=$top/build/kernel-build${flavor:+-$flavor}.log
+image=$top/build/bzImage${flavor:+-$flavor}
 mode=${1:-all}
 
 say() { printf '[kernel] %s\n' "$*"; }
 
 extract() {
-	[ -e "$tree/.git/refs/tags/base" ] && return 0
+	local name
+	name=$(basename "$src" .tar.xz)
+	[ -e "$tree/.git/refs/tags/base" ] &&
+		[ "$(git -C "$tree" log -1 --format=%s base)" = "$name (Debian) pristine" ] &&
+		return 0
 	say "extracting $src (once, ~1 min)"
-	[ -r "$src" ] || { say "no $src: apt-get install linux-source-$series"; exit 1; }
-	rm -rf "$tree" "$top/build/linux-source-$series"
+	[ -r "$src" ] || { say "no $src: apt-get install $name"; exit 1; }
+	rm -rf "$tree" "$top/build/$name"
 	mkdir -p "$top/build"
 	tar -C "$top/build" -xf "$src"
-	mv "$top/build/linux-source-$series" "$tree"
+	mv "$top/build/$name" "$tree"
 	# Debian's top-level .gitignore ends in "/*"; drop it for a usable base.
 	sed -i '/^\/\*$/d' "$tree/.gitignore"
 	git -C "$tree" init -q
 	git -C "$tree" add -Af .
 	git -C "$tree" -c user.name=base -c user.email=base@localhost \
-		commit -qm "linux-source-$series (Debian) pristine"
+		commit -qm "$name (Debian) pristine"
 	git -C "$tree" tag base
 }
 
@@ -80,13 +82,6 @@ apply_patches() {
 configure() {
 	local frag=$top/kernel/dmemfs-host.config
 	say "configuring (x86_64_defconfig + kvm_guest.config + $(basename "$frag"))"
-	local later
-	later=$(grep '^CONFIG_' "$not_yet" 2> /dev/null || true)
-	if [ -n "$later" ]; then
-		say "not in the $series series yet: $(printf '%s\n' "$later" | tr -s '\n' ';' | sed 's/;$//')"
-		grep -v -x -f <(printf '%s\n' "$later" | awk '{ print $1 "=y" }') "$frag" > "$tree/.dmemfs-fragment"
-		frag=$tree/.dmemfs-fragment
-	fi
 	make -C "$tree" -s O= x86_64_defconfig >/dev/null
 	make -C "$tree" -s kvm_guest.config >/dev/null
 	(cd "$tree" && scripts/kconfig/merge_config.sh -m .config "$frag" \

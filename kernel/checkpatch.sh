@@ -3,9 +3,8 @@
 # print one PASS:/FAIL: line per patch.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=kernel/series.sh
-. "$top/kernel/series.sh"
-tree=$top/build/linux$suffix
+patchdir=$top/kernel/patches
+tree=$top/build/linux
 rc=0
 for p in "$patchdir"/*.patch; do
 	name=$(basename "$p")

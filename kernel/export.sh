@@ -3,9 +3,8 @@
 # kernel/patches/NNNN-*.patch (the form the repository keeps).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=kernel/series.sh
-. "$top/kernel/series.sh"
-tree=$top/build/linux$suffix
+patchdir=$top/kernel/patches
+tree=$top/build/linux
 mkdir -p "$patchdir"
 rm -f "$patchdir"/*.patch
 git -C "$tree" format-patch -q --no-signature --zero-commit -N \

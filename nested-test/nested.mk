@@ -14,8 +14,9 @@ GUEST            ?= $(BUILD)/guest
 HARNESS_DIR      := $(BUILD)/linux/tools/testing/selftests
 DMEMFS_TEST      := $(GUEST)/dmemfs_test
 DMEMFS_VM_TEST   := $(GUEST)/dmemfs_vm_test
+# -Wno-clobbered: 6.12's harness forks with vfork() beside setjmp() locals
 DMEMFS_TEST_CFLAGS = -O2 -g -Wall -Wextra -Wno-sign-compare -Wno-unused-parameter \
-		      -Werror -I$(HARNESS_DIR) -isystem $(KVM_HDR)/include
+		      -Wno-clobbered -Werror -I$(HARNESS_DIR) -isystem $(KVM_HDR)/include
 
 .PHONY: guest nested test-nested
 GUP_TEST         := $(GUEST)/gup_test
@@ -28,12 +29,13 @@ KVM_HDR          := $(BUILD)/kvm-hdr
 KVM_ST_PROGS     := $(KVM_ST_OUT)/steal_time $(KVM_ST_OUT)/kvm_page_table_test
 guest: $(DMEMFS_TEST) $(DMEMFS_VM_TEST) $(GUP_TEST) $(KVM_DMEM_TEST) $(KVM_ST_PROGS)
 
-# The upstream 6.1 selftest, built unmodified from the extracted tree.
-$(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h
+# The upstream selftest, built unmodified from the extracted tree.
+$(GUP_TEST): $(HARNESS_DIR)/kselftest_harness.h $(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
-	@echo "[guest] cc $(notdir $@) (tools/testing/selftests/vm, unmodified)"
-	@$(CC) -O2 -I$(BUILD)/linux -I$(HARNESS_DIR) -I$(HARNESS_DIR)/vm -o $@ \
-	  $(HARNESS_DIR)/vm/gup_test.c -lpthread
+	@echo "[guest] cc $(notdir $@) (tools/testing/selftests/mm, unmodified)"
+	@$(CC) -O2 -I$(BUILD)/linux -I$(HARNESS_DIR) -I$(HARNESS_DIR)/mm \
+	  -isystem $(KVM_HDR)/include -o $@ \
+	  $(HARNESS_DIR)/mm/gup_test.c $(HARNESS_DIR)/mm/vm_util.c -lpthread
 
 # The harness header comes from the extracted kernel tree.
 $(HARNESS_DIR)/kselftest_harness.h:
@@ -71,7 +73,7 @@ $(DMEM_PATTERN): $(TOP)/nested-test/progs/dmem_pattern.c
 	@$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror $(shell pkg-config --cflags glib-2.0) -o $@ $< \
 	  $(shell pkg-config --libs glib-2.0)
 
-# make headers_install of the 6.1 tree into $(KVM_HDR) (a log on failure).
+# make headers_install of the tree into $(KVM_HDR) (a log on failure).
 # (wildcard: before kernel/build.sh tree has run there is no tree yet)
 $(KVM_HDR)/include/linux/kvm.h: $(HARNESS_DIR)/kselftest_harness.h \
 				$(wildcard $(BUILD)/linux/include/uapi/linux/kvm.h)
@@ -82,10 +84,10 @@ $(KVM_HDR)/include/linux/kvm.h: $(HARNESS_DIR)/kselftest_harness.h \
 	  { tail -5 $(KVM_HDR).log; exit 1; }
 	@touch $@
 
-# One selftest program a rule; the kvm Makefile builds libkvm once.  Debian's
-# 6.1 has the stable backport that made asm/kvm.h use __DECLARE_FLEX_ARRAY,
-# which tools/include/linux/types.h does not pull in: include the uapi
-# linux/stddef.h first (EXTRA_CFLAGS; the sources stay unmodified).
+# One selftest program a rule; the kvm Makefile builds libkvm once.  asm/kvm.h
+# uses __DECLARE_FLEX_ARRAY, which tools/include/linux/types.h does not pull
+# in: include the uapi linux/stddef.h first (EXTRA_CFLAGS; the sources stay
+# unmodified).
 $(KVM_ST_PROGS): $(KVM_ST_OUT)/%: $(KVM_ST_DIR)/%.c $(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)
 	@echo "[guest] cc $(notdir $@) (tools/testing/selftests/kvm, unmodified)"

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Install the Debian 12 packages that build, demo and test need, and
-# those named as arguments (make kernel-6.12: linux-source-6.12).
+# those named as arguments.
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 pkgs=(
-	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev cpio dwarves ccache rsync
+	linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev cpio dwarves ccache rsync
 	qemu-system-x86 qemu-utils busybox-static kexec-tools
 	libvirt-daemon-system libvirt-clients libvirt-dev virtinst apparmor
 	libglib2.0-dev libxml2-dev libnuma-dev pkg-config libjson-glib-dev

@@ -5,7 +5,7 @@
  *   kvm_nested_dmem DIR [RUNS]
  *
  * A VM made with the KVM selftest library (tools/testing/selftests/kvm,
- * libkvm objects of the 6.1 tree) gets a second memslot: one dpage of a
+ * libkvm objects of the 6.12 tree) gets a second memslot: one dpage of a
  * dmemfs file created in DIR (a dmemfs mount), at GPA = GVA = 1 GiB.  Its
  * vCPU is a nested hypervisor: the VMCB, the host save area, the MSR
  * permission map, the nested guest's stack and a data page all live in that
@@ -156,10 +156,12 @@ static void l1_guest_code(struct svm_test_data *svm, uint64_t runs,
 		generic_svm_setup(svm, l2_guest_code,
 				  (void *)(GVA(PG_STACK) + 4096 - 8));
 		run_guest(svm->vmcb, svm->vmcb_gpa);
-		GUEST_ASSERT_2(svm->vmcb->control.exit_code == SVM_EXIT_VMMCALL,
-			       i, svm->vmcb->control.exit_code);
-		GUEST_ASSERT_2(*(volatile uint64_t *)GVA(PG_DATA) == i + 1,
-			       i, *(volatile uint64_t *)GVA(PG_DATA));
+		__GUEST_ASSERT(svm->vmcb->control.exit_code == SVM_EXIT_VMMCALL,
+			       "run %lu: exit code 0x%lx", i,
+			       (unsigned long)svm->vmcb->control.exit_code);
+		__GUEST_ASSERT(*(volatile uint64_t *)GVA(PG_DATA) == i + 1,
+			       "run %lu: data 0x%lx", i,
+			       (unsigned long)*(volatile uint64_t *)GVA(PG_DATA));
 	}
 	GUEST_DONE();
 }
@@ -399,7 +401,7 @@ static void *vcpu_done_thread(void *arg)
 	TEST_ASSERT(vcpu->run->exit_reason == KVM_EXIT_IO, "exit reason %u (%s)",
 		    vcpu->run->exit_reason, exit_reason_str(vcpu->run->exit_reason));
 	if (get_ucall(vcpu, &uc) == UCALL_ABORT)
-		REPORT_GUEST_ASSERT_2(uc, "run %lu: got 0x%lx");
+		REPORT_GUEST_ASSERT(uc);
 	TEST_ASSERT(uc.cmd == UCALL_DONE, "ucall %lu", uc.cmd);
 	return NULL;
 }
@@ -633,7 +635,7 @@ int main(int argc, char *argv[])
 			    exit_reason_str(vcpu->run->exit_reason));
 		switch (get_ucall(vcpu, &uc)) {
 		case UCALL_ABORT:
-			REPORT_GUEST_ASSERT_2(uc, "run %lu: got 0x%lx");
+			REPORT_GUEST_ASSERT(uc);
 			break;
 		case UCALL_DONE:
 			goto done;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Inside L1: the upstream 6.1 selftest tools/testing/selftests/vm/gup_test,
+# Inside L1: the upstream 6.12 selftest tools/testing/selftests/mm/gup_test,
 # unmodified, on dmemfs files of each page size (CONFIG_GUP_TEST).  GUP and
 # PUP on VM_PFNMAP fail (the ioctl says EFAULT: exit 1) or work (exit 0);
 # what must never happen is a crash of the test or a splat in the kernel:

@@ -31,7 +31,7 @@
 #   kvm.nested-vmcb-punch-race
 #                      the same punch racing VMRUNs in a loop: another file
 #                      never sees KVM's writes, no pin is left
-#   kvm.selftest-*     upstream 6.1 tools/testing/selftests/kvm steal_time and
+#   kvm.selftest-*     upstream 6.12 tools/testing/selftests/kvm steal_time and
 #                      kvm_page_table_test (anonymous, anonymous_thp)
 #
 # Prints "PASS: kvm.<check>[: numbers]" / "FAIL: kvm.<check>: reason" lines,
