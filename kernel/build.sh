@@ -38,6 +38,11 @@ extract() {
 		return 0
 	say "extracting $src (once, ~1 min)"
 	[ -r "$src" ] || { say "no $src: apt-get install $name"; exit 1; }
+	# a tree of another source: the uapi headers and the KVM selftest
+	# objects built from it go too (the tarball's old mtimes would not
+	# tell make to rebuild them)
+	[ -d "$tree/.git" ] && [ -z "$flavor" ] &&
+		rm -rf "$top/build/kvm-hdr" "$top/build/guest/kvm-selftests"
 	rm -rf "$tree" "$top/build/$name"
 	mkdir -p "$top/build"
 	tar -C "$top/build" -xf "$src"
