@@ -9,7 +9,7 @@ BUILD      := $(TOP)/build
 RESULTS    := $(BUILD)/results
 export TOP BUILD RESULTS
 
-.PHONY: all deps kernel kernel-6.12 tree checkpatch bisect-check kernel-modular userspace unit fuzz guest nested test test-debug demo bench clean
+.PHONY: all deps kernel tree checkpatch bisect-check kernel-modular userspace unit fuzz guest nested test test-debug demo bench clean
 .DEFAULT_GOAL := all
 
 all: kernel userspace guest
