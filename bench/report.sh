@@ -62,6 +62,7 @@ function kib(b) { return sprintf("%.0f", b / 1024) }
 	} else l2why[b] = kv($0, "reason") (kv($0, "reason") == "" ? "agent status " kv($0, "status") : "")
 	next
 }
+/^MEMFREE / { v = kv($0, "variant"); if (!(v in mfree)) mforder[++nmf] = v; mfree[v] = kv($0, "memfree_kb"); mtot[v] = kv($0, "memtotal_kb"); mpool[v] = kv($0, "pool_kb"); next }
 /^VMEMGROW / {
 	b = kv($0, "backing"); if (!(b in vgn)) vgorder[++nvg] = b; vgn[b]++
 	if (kv($0, "status") == "PASS") vgs[b] = vgs[b] (vgs[b] == "" ? "" : ",") kv($0, "grow_ms")
@@ -94,7 +95,7 @@ END {
 			g0 = back[s, 0] * 1024 / gib[s, 0]; g1 = back[s, 1] * 1024 / gib[s, 1]
 			t1 = ((s, 1) in totgib) ? totmax[s, 1] * 1024 / totgib[s, 1] : 0
 			hvo_back[s] = t1 > 0 ? t1 : g1 - g0
-			mrow("hugetlbfs " s " + HVO", mm - hvo_back[s], sprintf("measured: the first HVO allocation of %g GiB of %s pages raised MemTotal by %s KiB/GiB (boot-time vmemmap pages freed to the buddy allocator; the kernel states %s KiB per page); MemFree deltas (not used: reclaim during the allocation moves MemFree more than HVO does) give back %s KiB/GiB with vm.hugetlb_optimize_vmemmap=1 and %s with 0 (%d runs each)", totgib[s, 1], s, kib(t1), meta["kernel_hvo_freeable_kib_" s] == "" ? "?" : meta["kernel_hvo_freeable_kib_" s], kib(g1), kib(g0), nh[s, 1]))
+			mrow("hugetlbfs " s " + HVO", mm - hvo_back[s], sprintf("measured: the first HVO allocation of %g GiB of %s pages raised MemTotal by %s KiB/GiB (boot-time vmemmap pages freed to the buddy allocator; the kernel states %s KiB per page); MemFree deltas (not used: reclaim during the allocation moves MemFree more than HVO does) give back %s KiB/GiB with vm.hugetlb_optimize_vmemmap=1 (%d run) and %s with 0 (%d runs)", totgib[s, 1], s, kib(t1), meta["kernel_hvo_freeable_kib_" s] == "" ? "?" : meta["kernel_hvo_freeable_kib_" s], kib(g1), nh[s, 1], kib(g0), nh[s, 0]))
 		} else {
 			f = meta["kernel_hvo_freeable_kib_" s] + 0; per = s == "1G" ? 1 : 512
 			mrow("hugetlbfs " s " + HVO", mm - f * 1024 * per, "modelled: memmap less the kernel'"'"'s own \"vmemmap can be freed\" figure (" (s in hvoskip ? hvoskip[s] : (s in hvotry ? "run-time allocation of " s " pages failed" : "not run")) ")")
@@ -138,6 +139,16 @@ END {
 		for (i = 1; i <= nvg; i++) { b = vgorder[i]
 			if (vgs[b] == "") { printf "| %s | 0/%d | failed: %s ||\n", b, vgn[b], vgwhy[b] > md; continue }
 			printf "| %s | %d/%d | %.0f | %s |\n", b, split(vgs[b], tmp, ","), vgn[b], vgm[b], x2(vgm["dmem-2M"] ? vgm[b] / vgm["dmem-2M"] : "") > md }
+	}
+	# ---- host MemFree with a 5 of 8 GiB pool (l1-memfree.sh boots)
+	if (nmf) {
+		printf "\n## Host MemFree with a 5 GiB pool in 8 GiB\n\n" > md
+		printf "Three boots of the same kernel, 8 GiB of L1 on two nodes, each read once the page cache was dropped and MemFree stood still: no pool, a dmem= pool, and hugetlbfs 1G pages reserved at boot with HVO (`hugetlb_free_vmemmap=on`). Left for the host: MemFree. The drop: MemFree of the boot without a pool less that of this boot; less the pool, what remains is metadata (negative: the boot gave memmap back).\n\n" > md
+		printf "| boot | pool KiB | MemTotal KiB | MemFree KiB | MemFree drop KiB | drop less the pool KiB |\n|---|---:|---:|---:|---:|---:|\n" > md
+		for (i = 1; i <= nmf; i++) { v = mforder[i]
+			d = ("none" in mfree) ? mfree["none"] - mfree[v] : ""
+			printf "| %s | %s | %s | %s | %s | %s |\n", v, mpool[v], mtot[v], mfree[v], d == "" ? "-" : d, (d == "" || v == "none" || mpool[v] !~ /^[0-9]+$/) ? "-" : d - mpool[v] > md }
+		if (("dmem" in mfree) && ("hugetlb-1g-hvo" in mfree)) printf "\ndmem leaves the host %d KiB more than hugetlbfs 1G with HVO for the same pool (kernel logs: dmem %s, hugetlbfs %s).\n", mfree["dmem"] - mfree["hugetlb-1g-hvo"], meta["memfree_dmem_dmesg"], meta["memfree_hugetlb-1g-hvo_dmesg"] > md
 	}
 	# ---- host kernel update under running guests
 	if (nlu) {
@@ -192,7 +203,10 @@ END {
 			jstr(v), jstr(vback[v]), jstr(vpsz[v]), vmap[v], vunm[v], vmm[v], vum[v], jnum(vmm[vb] ? sprintf("%.4f", vmm[v] / vmm[vb]) : ""), jnum(vum[vb] ? sprintf("%.4f", vum[v] / vum[vb]) : ""), jnum(vpin[v]) > js }
 	printf "\n  ], \"skipped\": {" > js
 	for (i = 1; i <= nvs; i++) printf "%s%s: %s", (i > 1 ? ", " : ""), jstr(vskips[i]), jstr(vskip[vskips[i]]) > js
-	printf "}},\n  \"meta\": {" > js
+	printf "}},\n  \"memfree_5_of_8_gib\": [" > js
+	for (i = 1; i <= nmf; i++) { v = mforder[i]
+		printf "%s\n    {\"boot\": %s, \"pool_kb\": %s, \"memtotal_kb\": %s, \"memfree_kb\": %s}", (i > 1 ? "," : ""), jstr(v), mpool[v] ~ /^[0-9]+$/ ? mpool[v] : "null", jnum(mtot[v]), jnum(mfree[v]) > js }
+	printf "\n  ],\n  \"meta\": {" > js
 	n = 0; for (k in meta) printf "%s%s: %s", (n++ ? ", " : ""), jstr(k), jstr(meta[k]) > js
 	printf "}\n}\n" > js
 	# ---- svg: ratios on a log scale, then memmap per GiB

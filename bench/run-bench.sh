@@ -1,11 +1,15 @@
 #!/bin/bash
 # Host driver of `make bench`: one benchmark boot of L1 (through
 # nested-test/host/boot-l1.sh --baseline, which first makes its short no-dmem=
-# boot for the memory accounting), then build/bench/report.{md,json,svg}.
+# boot for the memory accounting), the live-update boot, three short boots
+# of an 8 GiB L1 for host MemFree with a 5 GiB pool (none, dmem, hugetlbfs 1G
+# with HVO: nested-test/l1/bench/l1-memfree.sh), then
+# build/bench/report.{md,json,svg}.
 #
 # Knobs (environment): BENCH_MIB (1024: size of every run), BENCH_REPS (3),
 # BENCH_BUDGET (150: seconds in L1 after which no new round starts),
-# BENCH_L1_TIMEOUT (900), plus boot-l1.sh's DMEM, L1_NODE_MEM, ACCEL.
+# BENCH_L1_TIMEOUT (900), plus boot-l1.sh's DMEM, L1_NODE_MEM (of the
+# benchmark boot; the MemFree boots set their own), ACCEL.
 # Benchmarks never fail the build for their numbers; the script exits
 # non-zero only when no benchmark line came back at all.
 set -uo pipefail
@@ -26,7 +30,7 @@ append="$append bench.mib=$mib bench.reps=$reps bench.budget=$budget"
 mkdir -p "$out"
 rm -rf "$out/run"
 echo "[bench] L1 with $append"
-[ -x "$out/dmem-bench" ] || { echo "[bench] missing ${out#$TOP/}/dmem-bench" >&2; exit 1; }
+[ -x "$out/dmem-bench" ] || { echo "[bench] missing ${out#"$TOP"/}/dmem-bench" >&2; exit 1; }
 RESULTS=$out/run L1_APPEND="$append" L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
 	"$TOP/nested-test/host/boot-l1.sh" --baseline "$TOP/nested-test/l1/bench/l1-bench.sh"
 raw=$out/run/l1/test-results.log
@@ -39,11 +43,27 @@ echo "[bench] L1 with a disk: dmem-liveupdate against virsh save/restore"
 RESULTS=$out/run-lu L1_DISK=$disk L1_TIMEOUT=${BENCH_L1_TIMEOUT:-900} \
 	"$TOP/nested-test/host/boot-l1.sh" "$TOP/nested-test/l1/liveupdate-l1.sh" > "$out/liveupdate.log" 2>&1
 rm -f "$disk"
+# Host MemFree with a VM pool set aside at boot: 8 GiB of L1 (two nodes of
+# 4 GiB), no pool, 5 GiB of dmem (dmem=2560M on each node) and 5 GiB of
+# hugetlbfs 1G pages with HVO (3 on node 0, 2 on node 1), the same kernel.
+for v in none dmem hugetlb-1g-hvo; do
+	case $v in
+	none) d='' a='' ;;
+	dmem) d=2560M a='' ;;
+	hugetlb-1g-hvo) d='' a="hugepagesz=1G hugepages=0:3,1:2 hugetlb_free_vmemmap=on" ;;
+	esac
+	echo "[bench] L1 of 8 GiB for MemFree: $v"
+	rm -rf "$out/run-memfree-$v"
+	DMEM=$d L1_NODE_MEM=4G L1_APPEND="$a" L1_TIMEOUT=600 RESULTS=$out/run-memfree-$v \
+		"$TOP/nested-test/host/boot-l1.sh" "$TOP/nested-test/l1/bench/l1-memfree.sh" "$v" \
+		> "$out/memfree-$v.log" 2>&1
+done
 {
 	sed -n 's/^# accelerator: /META accelerator=/p; s/^# L1 boot: /META l1_boot=/p' "$out/run/nested.results"
 	echo "META host_seconds=$((SECONDS - t0))"
 	tr -d '\r' < "$raw" 2> /dev/null
 	tr -d '\r' < "$out/run-lu/l1/test-results.log" 2> /dev/null | grep -E '^(LIVEUPDATE|PLAINKEXEC|LUBREAKDOWN) '
+	cat "$out"/run-memfree-*/l1/test-results.log 2> /dev/null | tr -d '\r' | grep -E '^(MEMFREE|META memfree_)'
 } > "$out/raw.txt"
 if ! grep -q '^BENCH ' "$out/raw.txt"; then
 	echo "[bench] no benchmark results came back; see $out/run/l1/test-console.log" >&2

@@ -4,9 +4,10 @@
 #
 #   l1-bench.sh --list             no checks: nothing here passes or fails
 #   l1-bench.sh --build=DIR --base=MEMTOTAL_KB:PRESENT_PAGES:PHYS_KB:RESERVED_KB
-#       mount dmemfs 4K/2M/1G and hugetlbfs 2M/1G, measure HVO, run
+#       mount dmemfs 4K/2M/1G and hugetlbfs 2M/1G, run
 #       DIR/bench/dmem-bench and DIR/guest/vfio_dmem_test --bench (VFIO
-#       MAP_DMA timing), and send their lines plus META key=value lines
+#       MAP_DMA timing), the L2 start and virtio-mem benchmarks, then
+#       dmem-bench --hvo; send their lines plus META key=value lines
 #       to the results channel (ttyS1), then L1-DONE.
 #
 # Knobs from the kernel command line (run-bench.sh puts them there):
@@ -91,10 +92,6 @@ for kbsz in 2048 1048576; do
 	meta "hugetlb_${kbsz}kB_pool" "$(cat "$h/nr_hugepages")"
 done
 
-# ---- HVO: the vmemmap each hugetlb size gives back, off versus on
-echo "== $bin --hvo --mib $mib --reps $reps"
-"$bin" --hvo --mib "$mib" --reps "$reps" | while IFS= read -r l; do out "$l"; done
-
 # ---- populate timing
 args=(--mib "$mib" --reps "$reps" --budget "$budget")
 for k in "${!dirs[@]}"; do args+=("--$k" "${dirs[$k]}"); done
@@ -147,6 +144,12 @@ bash "$TOP/nested-test/l1/bench/l1-vmemgrow.sh" 2 1024 2>&1 | while IFS= read -r
 	case $l in VMEMGROW*) out "$l" ;; *) echo "$l" ;; esac
 done
 meta vmemgrow_seconds $((SECONDS - t0))
+
+# ---- HVO: the vmemmap each hugetlb size gives back, off versus on.  Last:
+# the pages it allocates with HVO on stay in the pool, since freeing an
+# optimised page corrupts its struct pages on 6.12.118 (dmem-bench.c, hvo())
+echo "== $bin --hvo --mib $mib --reps $reps"
+"$bin" --hvo --mib "$mib" --reps "$reps" | while IFS= read -r l; do out "$l"; done
 
 bad=$(kernel_splats | tr ' ' '_')
 meta dmesg "${bad:-clean}"
