@@ -58,6 +58,7 @@ VFIO_DMEM_TEST   := $(GUEST)/vfio_dmem_test
 DMEMFS_STRESS    := $(GUEST)/dmemfs_stress
 guest: $(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(DMEMFS_STRESS)
 $(HWPOISON_TEST) $(MCE_TEST): $(TOP)/nested-test/progs/memory_error.h
+$(HWPOISON_TEST) $(KVM_DMEM_TEST): $(TOP)/nested-test/progs/kvm_flat.h
 $(HWPOISON_TEST) $(MCE_TEST) $(VFIO_DMEM_TEST) $(KVM_DMEM_TEST) $(DMEMFS_STRESS): $(GUEST)/%: $(TOP)/nested-test/progs/%.c $(TOP)/nested-test/progs/test_util.h $(HARNESS_DIR)/kselftest_harness.h \
 		$(KVM_HDR)/include/linux/kvm.h
 	@mkdir -p $(@D)

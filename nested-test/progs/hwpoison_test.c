@@ -20,7 +20,9 @@
  * never mapped.  alloc.search_passes_busy_files checks that the search for
  * a bad page's owner does not wait for another file's long fallocate(),
  * alloc.owner_busy_fallocating that marking the owner does not wait for
- * the owner's own.
+ * the owner's own.  kvm.vcpu_gets_mceerr_ar: a vCPU (kvm_flat.h) that reads
+ * the poisoned page makes KVM send SIGBUS BUS_MCEERR_AR at it, as QEMU
+ * needs for an action-required vMCE, not fail KVM_RUN with EFAULT.
  *
  * Each test leaves one 4 KiB page of its node poisoned for good, so the
  * runner (nested-test/l1/l1-trunk.sh) runs this program last.
@@ -53,6 +55,7 @@
 #include "kselftest_harness.h"
 #include "test_util.h"
 #include "memory_error.h"
+#include "kvm_flat.h"
 
 #define INJECT		"/sys/kernel/debug/hwpoison/corrupt-pfn"
 #define POISONED	"/sys/kernel/debug/dmem/poisoned"
@@ -603,6 +606,111 @@ TEST_F_TIMEOUT(hwpoison, fallocate_keeps_poison, 900)
 	close(fd);
 	unlink(path);
 	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(variant->node, "free"));
+	signal(SIGBUS, SIG_DFL);
+}
+
+/*
+ * A vCPU that reads a poisoned page of its memory, as a guest does that
+ * ignored the machine check QEMU injected for the action-optional SIGBUS:
+ * KVM faults the page in through the dmemfs mapping, dmemfs answers
+ * VM_FAULT_HWPOISON, and KVM must send the vCPU thread SIGBUS
+ * BUS_MCEERR_AR at the page's address, from which QEMU injects an
+ * action-required machine check that the guest survives.  A KVM_RUN that
+ * fails with EFAULT instead makes QEMU stop the whole VM.  The VM then
+ * goes on reading the healthy pages of the same dpage.  2M dpages on node
+ * 0: the 1G variants above took both of node 1's GiBs.
+ */
+FIXTURE(kvm) {
+	char dir[64];
+	int mounted;
+	struct kvm_flat k;
+};
+
+FIXTURE_SETUP(kvm)
+{
+	ASSERT_EQ(0, access(INJECT, W_OK)) TH_LOG("no %s", INJECT);
+	ASSERT_EQ(0, access("/dev/kvm", R_OK | W_OK)) TH_LOG("/dev/kvm: %s", strerror(errno));
+	ASSERT_EQ(0, mount_tmp(self->dir, "pagesize=2M"))
+		TH_LOG("mount dmemfs pagesize=2M: %s", strerror(errno));
+	self->mounted = 1;
+}
+
+FIXTURE_TEARDOWN(kvm)
+{
+	kvm_flat_close(&self->k);
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+}
+
+/* One KVM_RUN that reads GPA: 0 and the word; -1 if a SIGBUS jumped back. */
+static __attribute__((noinline)) int vcpu_read_or_sigbus(struct kvm_flat *k, uint32_t gpa,
+							 uint32_t *val, char *why, size_t wlen)
+{
+	int err;
+
+	bus_count = 0;
+	if (kvm_flat_reader(k, gpa)) {
+		snprintf(why, wlen, "KVM_SET_REGS: %s", strerror(errno));
+		return 1;
+	}
+	if (sigsetjmp(bus_env, 1)) {
+		alarm(0);
+		return -1;
+	}
+	return kvm_flat_out(k, val, &err, why, wlen) ? 1 : 0;
+}
+
+TEST_F_TIMEOUT(kvm, vcpu_gets_mceerr_ar, 900)
+{
+	const FIXTURE_VARIANT(hwpoison) v = {
+		.opts = "pagesize=2M", .ps = SZ_2M, .node = 0, .bad_off = SZ_2M + 7 * SZ_4K,
+	};
+	size_t size = 2 * SZ_2M, good_off = v.bad_off + SZ_4K;
+	uint32_t gpa = 4 << 20, val = 0;
+	uint64_t free0, phys;
+	char path[128], why[160] = "";
+	const char *what;
+	uint8_t *p;
+	int fd, r;
+
+	free0 = dmem_node_bytes(v.node, "free");
+	ASSERT_LE(size, free0);
+	phys = map_pattern(_metadata, self->dir, &v, size, &fd, &p);
+	snprintf(path, sizeof(path), "%s/guest", self->dir);
+	ASSERT_EQ(0, kvm_flat_create(&self->k, &what)) TH_LOG("%s: %s", what, strerror(errno));
+	ASSERT_EQ(0, kvm_flat_slot(&self->k, 1, gpa, p, size))
+		TH_LOG("dmem memslot: %s", strerror(errno));
+	r = vcpu_read_or_sigbus(&self->k, gpa + v.bad_off, &val, why, sizeof(why));
+	ASSERT_EQ(0, r) TH_LOG("before the error: %s", why);
+	EXPECT_EQ((uint32_t)(MAGIC ^ v.bad_off), val);
+
+	/* the error: action optional, this process is early-kill (QEMU is) */
+	bus_count = 0;
+	ASSERT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
+	EXPECT_EQ(1, bus_count);
+	EXPECT_EQ(BUS_MCEERR_AO, bus_code);
+
+	/* the guest reads it anyway */
+	r = vcpu_read_or_sigbus(&self->k, gpa + v.bad_off, &val, why, sizeof(why));
+	TH_LOG("vCPU read of the poisoned page: %s", r < 0 ? "SIGBUS" : r ? why : "a value");
+	EXPECT_EQ(-1, r);
+	EXPECT_EQ(1, bus_count);
+	EXPECT_EQ(BUS_MCEERR_AR, bus_code);
+	EXPECT_EQ((void *)(p + v.bad_off), bus_addr)
+		TH_LOG("SIGBUS at %p, the page at %p", bus_addr, p + v.bad_off);
+	EXPECT_EQ(12, bus_lsb);
+
+	/* the VM goes on over the healthy pages of that dpage */
+	r = vcpu_read_or_sigbus(&self->k, gpa + good_off, &val, why, sizeof(why));
+	EXPECT_EQ(0, r) TH_LOG("a healthy page after the error: %s", r < 0 ? "SIGBUS" : why);
+	EXPECT_EQ((uint32_t)(MAGIC ^ good_off), val);
+
+	kvm_flat_close(&self->k);
+	munmap(p, size);
+	close(fd);
+	unlink(path);
+	EXPECT_EQ(free0 - SZ_4K, dmem_node_bytes(v.node, "free"));
 	signal(SIGBUS, SIG_DFL);
 }
 

@@ -3,7 +3,7 @@
  * kvm_dmem_test: KVM guest memory on dmemfs, with the raw KVM API (no
  * selftest library) and the kselftest harness.  Runs inside L1.
  *
- * Each test builds a VM with two memslots:
+ * Each test builds a VM (kvm_flat.h) with two memslots:
  *   slot 0  64 KiB of anonymous memory at GPA 0: the guest code at 0x1000
  *   slot 1  one dpage (2 MiB at GPA 2 MiB, or 1 GiB at GPA 1 GiB) backed by
  *           a MAP_SHARED mapping of a dmemfs file, GPA and host VA both
@@ -39,12 +39,10 @@
 
 #include "kselftest_harness.h"
 #include "test_util.h"
+#include "kvm_flat.h"
 
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
-#define CODE_SIZE	(64UL << 10)
-#define CODE_GPA	0x1000UL
-#define IO_PORT		0x10
 
 /* ---- KVM binary statistics (KVM_GET_STATS_FD on the VM fd) */
 
@@ -90,10 +88,8 @@ out:
 FIXTURE(kvm_dmem) {
 	int64_t free0;		/* pool free bytes before anything was made */
 	char path[256];
-	int fd, kvm_fd, vm_fd, vcpu_fd;
-	size_t run_size;
-	struct kvm_run *run;
-	uint8_t *code;
+	int fd;
+	struct kvm_flat k;	/* the VM: kvm_flat.h */
 	volatile uint32_t *data;	/* host view of the first word of the dpage */
 	size_t ps;
 	uint64_t gpa;
@@ -125,20 +121,6 @@ static void *mmap_aligned(int fd, size_t len)
 	if (res + 2 * len > al + len)
 		munmap(al + len, res + 2 * len - (al + len));
 	return mmap(al, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-}
-
-static void seg(struct kvm_segment *s, uint16_t sel, uint8_t type)
-{
-	memset(s, 0, sizeof(*s));
-	s->base = 0;
-	s->limit = 0xffffffff;
-	s->selector = sel;
-	s->type = type;
-	s->present = 1;
-	s->dpl = 0;
-	s->db = 1;
-	s->s = 1;
-	s->g = 1;
 }
 
 /*
@@ -177,19 +159,7 @@ static void drop_file(void *map, size_t len, int *fd, char *path)
 /* undo everything the setup made; safe to call twice */
 static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
 {
-	if (self->run && self->run != MAP_FAILED)
-		munmap(self->run, self->run_size);
-	self->run = NULL;
-	if (self->vcpu_fd >= 0)
-		close(self->vcpu_fd);
-	if (self->vm_fd >= 0)
-		close(self->vm_fd);
-	if (self->kvm_fd >= 0)
-		close(self->kvm_fd);
-	self->vcpu_fd = self->vm_fd = self->kvm_fd = -1;
-	if (self->code && self->code != MAP_FAILED)
-		munmap(self->code, CODE_SIZE);
-	self->code = NULL;
+	kvm_flat_close(&self->k);
 	drop_file((void *)self->data, self->ps, &self->fd, self->path);
 	self->data = NULL;
 	drop_file(self->data2, self->ps, &self->fd2, self->path2);
@@ -198,23 +168,12 @@ static void vm_close(FIXTURE_DATA(kvm_dmem) *self)
 
 FIXTURE_SETUP(kvm_dmem)
 {
-	static const uint8_t guest[] = {
-		0xa1, 0, 0, 0, 0,		/* mov eax, [DATA_GPA] (moffs32, patched) */
-		0xba, IO_PORT, 0, 0, 0,		/* mov edx, IO_PORT */
-		0xef,				/* out dx, eax */
-		0xeb, 0xf3,			/* jmp -13 */
-	};
 	const char *mnt = getenv(variant->env);
-	struct kvm_userspace_memory_region r;
-	struct kvm_sregs sregs;
-	struct kvm_regs regs;
 	struct statfs sfs;
 	const char *what;
-	uint32_t gpa32;
-	int ret;
 
 	memset(self, 0, sizeof(*self));
-	self->fd = self->fd2 = self->kvm_fd = self->vm_fd = self->vcpu_fd = -1;
+	self->fd = self->fd2 = -1;
 	self->ps = variant->ps;
 	self->gpa = variant->ps;	/* 2 MiB or 1 GiB: aligned to the dpage */
 	self->free0 = dmem_pool_sum("free");
@@ -230,53 +189,12 @@ FIXTURE_SETUP(kvm_dmem)
 		TH_LOG("%s %s: %s", what, self->path, strerror(errno));
 	ASSERT_EQ(0, (uintptr_t)self->data & (self->ps - 1));
 
-	self->code = mmap(NULL, CODE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
-	ASSERT_NE(MAP_FAILED, self->code);
-	gpa32 = (uint32_t)self->gpa;
-	memcpy(self->code + CODE_GPA, guest, sizeof(guest));
-	memcpy(self->code + CODE_GPA + 1, &gpa32, sizeof(gpa32));
-
-	self->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, self->kvm_fd) TH_LOG("/dev/kvm: %s", strerror(errno));
-	ASSERT_EQ(KVM_API_VERSION, ioctl(self->kvm_fd, KVM_GET_API_VERSION, NULL));
-	ASSERT_LT(0, ioctl(self->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
-	self->vm_fd = ioctl(self->kvm_fd, KVM_CREATE_VM, 0);
-	ASSERT_LE(0, self->vm_fd) TH_LOG("KVM_CREATE_VM: %s", strerror(errno));
-
-	r = (struct kvm_userspace_memory_region){
-		.slot = 0, .guest_phys_addr = 0, .memory_size = CODE_SIZE,
-		.userspace_addr = (uintptr_t)self->code,
-	};
-	ASSERT_EQ(0, ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r));
-	r = (struct kvm_userspace_memory_region){
-		.slot = 1, .guest_phys_addr = self->gpa, .memory_size = self->ps,
-		.userspace_addr = (uintptr_t)self->data,
-	};
-	ret = ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r);
-	ASSERT_EQ(0, ret) TH_LOG("dmem memslot: %s", strerror(errno));
-
-	self->vcpu_fd = ioctl(self->vm_fd, KVM_CREATE_VCPU, 0);
-	ASSERT_LE(0, self->vcpu_fd) TH_LOG("KVM_CREATE_VCPU: %s", strerror(errno));
-	ret = ioctl(self->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL);
-	ASSERT_LT(0, ret);
-	self->run_size = ret;
-	self->run = mmap(NULL, self->run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			 self->vcpu_fd, 0);
-	ASSERT_NE(MAP_FAILED, self->run);
-
-	/* flat 32-bit protected mode, no paging */
-	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_GET_SREGS, &sregs));
-	seg(&sregs.cs, 0x08, 0x0b);	/* code, execute/read, accessed */
-	seg(&sregs.ds, 0x10, 0x03);	/* data, read/write, accessed */
-	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
-	sregs.cr0 |= 1;			/* PE */
-	sregs.cr0 &= ~(1UL << 31);	/* no PG */
-	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_SET_SREGS, &sregs));
-	memset(&regs, 0, sizeof(regs));
-	regs.rip = CODE_GPA;
-	regs.rflags = 2;
-	ASSERT_EQ(0, ioctl(self->vcpu_fd, KVM_SET_REGS, &regs));
+	ASSERT_EQ(0, kvm_flat_create(&self->k, &what)) TH_LOG("%s: %s", what, strerror(errno));
+	ASSERT_EQ(KVM_API_VERSION, ioctl(self->k.kvm_fd, KVM_GET_API_VERSION, NULL));
+	ASSERT_LT(0, ioctl(self->k.kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD));
+	ASSERT_EQ(0, kvm_flat_slot(&self->k, 1, self->gpa, (void *)self->data, self->ps))
+		TH_LOG("dmem memslot: %s", strerror(errno));
+	ASSERT_EQ(0, kvm_flat_reader(&self->k, (uint32_t)self->gpa));
 }
 
 FIXTURE_TEARDOWN(kvm_dmem)
@@ -284,40 +202,16 @@ FIXTURE_TEARDOWN(kvm_dmem)
 	vm_close(self);
 }
 
-static void on_alarm(int sig)
-{
-	(void)sig;
-}
-
 /*
- * One KVM_RUN, bounded by a 60 s alarm (EINTR if the vCPU hangs).  Returns
- * 0 and the value the guest read for an IO exit on our port, else -1 with
- * *why set (errno of KVM_RUN or the exit reason).
+ * One KVM_RUN, bounded by a 60 s alarm (kvm_flat_out()).  Returns 0 and
+ * the value the guest read for an IO exit on our port, else -1 with *why
+ * set (errno of KVM_RUN or the exit reason).
  */
 static int guest_read(FIXTURE_DATA(kvm_dmem) *self, uint32_t *val, char *why, size_t wlen)
 {
-	struct sigaction sa = { .sa_handler = on_alarm };
-	struct kvm_run *run = self->run;
-	int ret, err;
+	int err;
 
-	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: KVM_RUN gets EINTR */
-	alarm(60);
-	ret = ioctl(self->vcpu_fd, KVM_RUN, NULL);
-	err = errno;
-	alarm(0);
-	if (ret < 0) {
-		snprintf(why, wlen, "KVM_RUN failed: %s%s", strerror(err),
-			 err == EINTR ? " (no exit within 60 s: hung)" : "");
-		return -1;
-	}
-	if (run->exit_reason != KVM_EXIT_IO || run->io.port != IO_PORT ||
-	    run->io.direction != KVM_EXIT_IO_OUT || run->io.size != 4) {
-		snprintf(why, wlen, "exit reason %u (io port 0x%x dir %u size %u)",
-			 run->exit_reason, run->io.port, run->io.direction, run->io.size);
-		return -1;
-	}
-	memcpy(val, (uint8_t *)run + run->io.data_offset, sizeof(*val));
-	return 0;
+	return kvm_flat_out(&self->k, val, &err, why, wlen);
 }
 
 #define GUEST_READS(expect)                                                          \
@@ -346,9 +240,9 @@ TEST_F_TIMEOUT(kvm_dmem, stats, 300)
 
 	self->data[0] = 0xcafe0001;
 	GUEST_READS(0xcafe0001);
-	p4k = vm_stat(self->vm_fd, "pages_4k");
-	p2m = vm_stat(self->vm_fd, "pages_2m");
-	p1g = vm_stat(self->vm_fd, "pages_1g");
+	p4k = vm_stat(self->k.vm_fd, "pages_4k");
+	p2m = vm_stat(self->k.vm_fd, "pages_2m");
+	p1g = vm_stat(self->k.vm_fd, "pages_1g");
 	TH_LOG("%s variant: pages_4k=%lld pages_2m=%lld pages_1g=%lld",
 	       self->ps == SZ_1G ? "1G" : "2M", (long long)p4k, (long long)p2m, (long long)p1g);
 	ASSERT_LE(0, p4k) TH_LOG("no pages_4k in the VM's binary stats");
@@ -379,8 +273,8 @@ TEST_F_TIMEOUT(kvm_dmem, punch_hole, 300)
 	self->data[0] = 0xdead0002;
 	GUEST_READS(0xdead0002);
 	TH_LOG("after refault: pages_2m=%lld pages_1g=%lld",
-	       (long long)vm_stat(self->vm_fd, "pages_2m"),
-	       (long long)vm_stat(self->vm_fd, "pages_1g"));
+	       (long long)vm_stat(self->k.vm_fd, "pages_2m"),
+	       (long long)vm_stat(self->k.vm_fd, "pages_1g"));
 }
 
 /* (d) truncate: the guest must not reach the freed dpage, nor hang */
@@ -492,16 +386,17 @@ TEST_F_TIMEOUT(kvm_dmem, whole_view, 600)
 		0x81, 0xfe, 0, 0, 0, 0,		/* cmp esi, END (patched at 41) */
 		0x72, 0xdd,			/* jb loop */
 		0x89, 0xd8,			/* mov eax, ebx */
-		0xba, IO_PORT, 0, 0, 0,		/* mov edx, IO_PORT */
+		0xba, KVM_FLAT_PORT, 0, 0, 0,	/* mov edx, KVM_FLAT_PORT */
 		0xef,				/* out dx, eax */
 		0x89, 0xf8,			/* mov eax, edi */
 		0xef,				/* out dx, eax */
 		0xf4,				/* hlt */
 	};
 	const char *mnt = getenv(variant->env), *what;
-	struct kvm_userspace_memory_region r;
 	uint32_t base = (uint32_t)self->gpa, end = (uint32_t)(self->gpa + 2 * self->ps);
 	uint32_t bad = 0, first = 0, wrong = 0, firstw = 0;
+	uint8_t code[sizeof(walk)];
+	char why[160] = "";
 	int64_t p2m, p1g;
 	size_t off;
 
@@ -509,27 +404,19 @@ TEST_F_TIMEOUT(kvm_dmem, whole_view, 600)
 				 &self->fd2, &what);
 	ASSERT_NE(MAP_FAILED, (void *)self->data2)
 		TH_LOG("%s %s: %s", what, self->path2, strerror(errno));
-	r = (struct kvm_userspace_memory_region){
-		.slot = 2, .guest_phys_addr = self->gpa + self->ps, .memory_size = self->ps,
-		.userspace_addr = (uintptr_t)self->data2,
-	};
-	ASSERT_EQ(0, ioctl(self->vm_fd, KVM_SET_USER_MEMORY_REGION, &r))
+	ASSERT_EQ(0, kvm_flat_slot(&self->k, 2, self->gpa + self->ps, self->data2, self->ps))
 		TH_LOG("second dmem memslot: %s", strerror(errno));
 
 	for (off = 0; off < self->ps; off += 4096) {
 		self->data[off / 4] = base + off;
 		self->data2[off / 4] = base + self->ps + off;
 	}
-	memcpy(self->code + CODE_GPA, walk, sizeof(walk));
-	memcpy(self->code + CODE_GPA + 1, &base, sizeof(base));
-	memcpy(self->code + CODE_GPA + 41, &end, sizeof(end));
-
-	{
-		char why[160] = "";
-
-		ASSERT_EQ(0, guest_read(self, &bad, why, sizeof(why))) TH_LOG("%s", why);
-		ASSERT_EQ(0, guest_read(self, &first, why, sizeof(why))) TH_LOG("%s", why);
-	}
+	memcpy(code, walk, sizeof(walk));
+	memcpy(code + 1, &base, sizeof(base));
+	memcpy(code + 41, &end, sizeof(end));
+	ASSERT_EQ(0, kvm_flat_code(&self->k, code, sizeof(code)));
+	ASSERT_EQ(0, guest_read(self, &bad, why, sizeof(why))) TH_LOG("%s", why);
+	ASSERT_EQ(0, guest_read(self, &first, why, sizeof(why))) TH_LOG("%s", why);
 	for (off = 0; off < self->ps; off += 4096) {
 		uint32_t g1 = base + off, g2 = base + self->ps + off;
 
@@ -538,8 +425,8 @@ TEST_F_TIMEOUT(kvm_dmem, whole_view, 600)
 		if (self->data2[off / 4 + 1] != ~g2 && !wrong++)
 			firstw = g2;
 	}
-	p2m = vm_stat(self->vm_fd, "pages_2m");
-	p1g = vm_stat(self->vm_fd, "pages_1g");
+	p2m = vm_stat(self->k.vm_fd, "pages_2m");
+	p1g = vm_stat(self->k.vm_fd, "pages_1g");
 	TH_LOG("%u pages walked: guest saw %u differ (first GPA 0x%x), host saw %u answers differ (first GPA 0x%x); pages_2m=%lld pages_1g=%lld",
 	       (unsigned int)(2 * self->ps / 4096), bad, first, wrong, firstw,
 	       (long long)p2m, (long long)p1g);
