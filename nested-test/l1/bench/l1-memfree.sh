@@ -8,7 +8,7 @@
 #   l1-memfree.sh VARIANT       once the boot settled (caches dropped,
 #       MemFree still), one line on the results channel:
 #       MEMFREE variant=VARIANT memfree_kb=K memtotal_kb=K pool_kb=K
-#       (pool_kb: dmem's total, or HugePages_Total x Hugepagesize)
+#       (pool_kb: dmem's total, or the hugetlb pages of every size)
 #       then L1-DONE.  Nothing here passes or fails.
 set -u
 export LC_ALL=C
@@ -31,7 +31,13 @@ for _ in $(seq 30); do
 	[ "$prev" -ge 0 ] && [ $((cur > prev ? cur - prev : prev - cur)) -le 256 ] && break
 	prev=$cur
 done
-pool=$(($(kb HugePages_Total) * $(kb Hugepagesize)))
+# every hugetlb size (meminfo's HugePages_* count the default size only)
+pool=0
+for h in /sys/kernel/mm/hugepages/hugepages-*kB; do
+	[ -r "$h/nr_hugepages" ] || continue
+	sz=${h##*hugepages-}
+	pool=$((pool + $(cat "$h/nr_hugepages") * ${sz%kB}))
+done
 if [ "$variant" = dmem ]; then
 	# a pool that is not there says so ("absent!"), never 0
 	pool=$(pool_sum total)
