@@ -92,7 +92,7 @@ test-debug: deps
 	@if FLAVOR=debug kernel/build.sh >&2; then echo "PASS: kernel-debug: builds"; \
 	  else echo "FAIL: kernel-debug: build failed (build/kernel-build-debug.log)"; \
 	  fi > $(BUILD)/results-debug/kernel.results
-	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="l1.skip=virsh l1.trinity=180" L1_TIMEOUT=3600 L1_VFIO_TIMEOUT=900 \
+	@KERNEL=$(BUILD)/bzImage-debug RESULTS=$(BUILD)/results-debug L1_APPEND="l1.skip=virsh l1.trinity=180 l1.script-timeout=2400" L1_TIMEOUT=5400 L1_VFIO_TIMEOUT=900 \
 	  nested-test/host/run-l1.sh || true
 	@scripts/summarize.sh $(BUILD)/results-debug kernel nested
 
