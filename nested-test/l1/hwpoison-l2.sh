@@ -45,9 +45,8 @@ guest=$(tr -d '\r' < "$(serial_of "$name")" | grep -iE -m2 'machine check|mce:|m
 case $line in *"$want"*) ;; *) die "QEMU injected at the wrong address: '$line', want '$want'" ;; esac
 # What the guest kernel makes of the vMCE is its own policy; QEMU and L1 live.
 [ -n "$(qemu_pid "$name")" ] || [ "$state" = "shut off" ] || die "QEMU gone, domain '$state'"
-# QEMU 7.2 remaps a poisoned page at the guest's reset with a 4 KiB
-# MAP_FIXED mmap, which a 2M dmemfs (or hugetlbfs) file refuses: QEMU exits
-# ("Could not remap addr"); the next QEMU starts the guest afresh
+# A guest that resets after the vMCE stops (the template has on_reboot
+# destroy); QEMU's log says how it ended
 ended=
 [ "$state" = "shut off" ] && ended=$(grep -m1 -E 'Could not remap|shutting down' "$log" | cut -c1-120)
 pass l2-vmce "pfn $pfn (guest cell 0 offset $off on dmemfs 2M) -> QEMU: '${line#*: }'; guest then '$state'${ended:+ (QEMU: $ended)}${guest:+ (its console: $guest)}"
