@@ -147,12 +147,13 @@ END {
 		printf "| boot | pool KiB | MemTotal KiB | MemFree KiB | MemFree drop KiB | drop less the pool KiB |\n|---|---:|---:|---:|---:|---:|\n" > md
 		for (i = 1; i <= nmf; i++) { v = mforder[i]
 			d = ("none" in mfree) ? mfree["none"] - mfree[v] : ""
-			printf "| %s | %s | %s | %s | %s | %s |\n", v, mpool[v], mtot[v], mfree[v], d == "" ? "-" : d, (d == "" || v == "none" || mpool[v] !~ /^[0-9]+$/) ? "-" : d - mpool[v] > md }
-		if (("dmem" in mfree) && ("hugetlb-1g-hvo" in mfree) && ("none" in mfree) && mpool["dmem"] + 0 > 0 && mpool["hugetlb-1g-hvo"] + 0 > 0) {
+			if (d != "" && v != "none" && mpool[v] ~ /^[0-9]+$/) mmeta[v] = d - mpool[v]
+			printf "| %s | %s | %s | %s | %s | %s |\n", v, mpool[v], mtot[v], mfree[v], d == "" ? "-" : d, (v in mmeta) ? mmeta[v] : "-" > md }
+		if (("dmem" in mmeta) && ("hugetlb-1g-hvo" in mmeta) && mpool["dmem"] > 0 && mpool["hugetlb-1g-hvo"] > 0) {
 			dg = mpool["dmem"] / 1048576; hg = mpool["hugetlb-1g-hvo"] / 1048576
 			if (mpool["dmem"] == mpool["hugetlb-1g-hvo"]) printf "\nFor the same %g GiB pool dmem leaves the host %d KiB more MemFree than hugetlbfs 1G with HVO.", dg, mfree["dmem"] - mfree["hugetlb-1g-hvo"] > md
 			else printf "\nThe pools differ: dmem= reserved %g GiB, the boot-time hugetlbfs pool got %g GiB of 1G pages (the aligned GiBs it found free).", dg, hg > md
-			printf " Per GiB of pool, the host got back %.0f KiB with dmem and %.0f KiB with hugetlbfs 1G + HVO (MemFree drop less the pool, over the pool); the struct pages of a GiB are 16384 KiB. Kernel logs: dmem %s; hugetlbfs %s.\n", -(mfree["none"] - mfree["dmem"] - mpool["dmem"]) / dg, -(mfree["none"] - mfree["hugetlb-1g-hvo"] - mpool["hugetlb-1g-hvo"]) / hg, meta["memfree_dmem_dmesg"], meta["memfree_hugetlb-1g-hvo_dmesg"] > md
+			printf " Per GiB of pool, the host got back %.0f KiB with dmem and %.0f KiB with hugetlbfs 1G + HVO (MemFree drop less the pool, over the pool); the struct pages of a GiB are 16384 KiB. Kernel logs: dmem %s; hugetlbfs %s.\n", -mmeta["dmem"] / dg, -mmeta["hugetlb-1g-hvo"] / hg, meta["memfree_dmem_dmesg"], meta["memfree_hugetlb-1g-hvo_dmesg"] > md
 		}
 	}
 	# ---- host kernel update under running guests

@@ -312,6 +312,8 @@ l1_outer_accel() { tr ' ' '\n' < "${L1_CMDLINE:-/proc/cmdline}" | sed -n 's/^l1\
 # pool that vanished (a kexec into a kernel without dmem=) must fail a
 # "nothing used" check, not pass it as 0.
 DMEM_SYSFS=${DMEMFS_SYSFS_ROOT:-/sys/kernel/mm/dmem}
+# meminfo_kb FIELD: a /proc/meminfo field in kB (empty when there is none)
+meminfo_kb() { awk -v f="$1:" '$1 == f {print $2}' /proc/meminfo; }
 pool_bytes() { cat "$DMEM_SYSFS/node$1/$2_bytes" 2> /dev/null || echo 'absent!'; }
 pool_sum() {
 	local f t=0 n=0

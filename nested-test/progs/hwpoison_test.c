@@ -647,8 +647,6 @@ FIXTURE_TEARDOWN(kvm)
 static __attribute__((noinline)) int vcpu_read_or_sigbus(struct kvm_flat *k, uint32_t gpa,
 							 uint32_t *val, char *why, size_t wlen)
 {
-	int err;
-
 	bus_count = 0;
 	if (kvm_flat_reader(k, gpa)) {
 		snprintf(why, wlen, "KVM_SET_REGS: %s", strerror(errno));
@@ -658,7 +656,7 @@ static __attribute__((noinline)) int vcpu_read_or_sigbus(struct kvm_flat *k, uin
 		alarm(0);
 		return -1;
 	}
-	return kvm_flat_out(k, val, &err, why, wlen) ? 1 : 0;
+	return kvm_flat_out(k, val, why, wlen) ? 1 : 0;
 }
 
 TEST_F_TIMEOUT(kvm, vcpu_gets_mceerr_ar, 900)

@@ -209,9 +209,7 @@ FIXTURE_TEARDOWN(kvm_dmem)
  */
 static int guest_read(FIXTURE_DATA(kvm_dmem) *self, uint32_t *val, char *why, size_t wlen)
 {
-	int err;
-
-	return kvm_flat_out(&self->k, val, &err, why, wlen);
+	return kvm_flat_out(&self->k, val, why, wlen);
 }
 
 #define GUEST_READS(expect)                                                          \

@@ -162,24 +162,23 @@ static void kvm_flat_on_alarm(int sig)
 /*
  * One KVM_RUN, bounded by a 60 s alarm.  Returns 0 and the word of an IO
  * exit on KVM_FLAT_PORT in *VAL; else -1 with *WHY set: KVM_RUN's errno
- * in *ERR (EINTR with "hung" when the alarm ended it), or the exit reason
- * (*ERR 0).
+ * ("hung" when the alarm ended it), or the exit reason.
  */
-static int kvm_flat_out(struct kvm_flat *k, uint32_t *val, int *err, char *why, size_t wlen)
+static int kvm_flat_out(struct kvm_flat *k, uint32_t *val, char *why, size_t wlen)
 {
 	struct sigaction sa = { .sa_handler = kvm_flat_on_alarm };
 	struct kvm_run *run = k->run;
 	unsigned int left;
-	int ret;
+	int ret, err;
 
 	sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: KVM_RUN gets EINTR */
 	alarm(60);
 	ret = ioctl(k->vcpu_fd, KVM_RUN, NULL);
-	*err = ret < 0 ? errno : 0;
+	err = errno;
 	left = alarm(0);
 	if (ret < 0) {
-		snprintf(why, wlen, "KVM_RUN failed: %s%s", strerror(*err),
-			 *err == EINTR && !left ? " (no exit within 60 s: hung)" : "");
+		snprintf(why, wlen, "KVM_RUN failed: %s%s", strerror(err),
+			 err == EINTR && !left ? " (no exit within 60 s: hung)" : "");
 		return -1;
 	}
 	if (run->exit_reason != KVM_EXIT_IO || run->io.port != KVM_FLAT_PORT ||

@@ -42,7 +42,6 @@ trap 'st=$?; [ -n "${finished:-}" ] || { out "META aborted=status-$st-line-$LINE
 
 bin=$build/bench/dmem-bench
 sysfs=/sys/kernel/mm/dmem
-kb() { awk -v f="$1:" '$1 == f {print $2}' /proc/meminfo; }
 
 meta kernel "$(uname -r | tr ' ' _)"
 meta kernel_build "$(uname -v | tr ' ' _)"
@@ -55,7 +54,7 @@ meta shmem_thp "$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage
 meta cmdline_hugetlb "$(tr ' ' '\n' < /proc/cmdline | grep -E '^(hugepage|hugetlb|dmem=)' | tr '\n' ,)"
 
 # ---- memmap of normal RAM versus dmem: this boot against the baseline boot
-memtotal_kb=$(kb MemTotal)
+memtotal_kb=$(meminfo_kb MemTotal)
 present=$(awk '$1 == "present" {s += $2} END {print s + 0}' /proc/zoneinfo)
 memline=$(dmesg | grep -m1 -o 'Memory: [0-9]*K/[0-9]*K available.*')
 reserved_kb=$(echo "$memline" | sed -n 's|.*[ (]\([0-9]*\)K reserved.*|\1|p')

@@ -18,7 +18,6 @@ TOP=${TOP:?TOP is not set}
 . "$TOP/nested-test/l1/l1-common.sh"
 l1_channel
 variant=${1:?usage: l1-memfree.sh VARIANT}
-kb() { awk -v f="$1:" '$1 == f {print $2}' /proc/meminfo; }
 
 # Settle: drop the page cache and wait until MemFree moves by less than
 # 256 KiB over a second (at most 30 s).
@@ -27,23 +26,24 @@ for _ in $(seq 30); do
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	sleep 1
-	cur=$(kb MemFree)
+	cur=$(meminfo_kb MemFree)
 	[ "$prev" -ge 0 ] && [ $((cur > prev ? cur - prev : prev - cur)) -le 256 ] && break
 	prev=$cur
-done
-# every hugetlb size (meminfo's HugePages_* count the default size only)
-pool=0
-for h in /sys/kernel/mm/hugepages/hugepages-*kB; do
-	[ -r "$h/nr_hugepages" ] || continue
-	sz=${h##*hugepages-}
-	pool=$((pool + $(cat "$h/nr_hugepages") * ${sz%kB}))
 done
 if [ "$variant" = dmem ]; then
 	# a pool that is not there says so ("absent!"), never 0
 	pool=$(pool_sum total)
 	case $pool in *[!0-9]*) ;; *) pool=$((pool / 1024)) ;; esac
+else
+	# every hugetlb size (meminfo's HugePages_* count the default size only)
+	pool=0
+	for h in /sys/kernel/mm/hugepages/hugepages-*kB; do
+		[ -r "$h/nr_hugepages" ] || continue
+		sz=${h##*hugepages-}
+		pool=$((pool + $(cat "$h/nr_hugepages") * ${sz%kB}))
+	done
 fi
-res "MEMFREE variant=$variant memfree_kb=$(kb MemFree) memtotal_kb=$(kb MemTotal) pool_kb=$pool"
+res "MEMFREE variant=$variant memfree_kb=$(meminfo_kb MemFree) memtotal_kb=$(meminfo_kb MemTotal) pool_kb=$pool"
 bad=$(kernel_splats | tr ' ' '_')
 res "META memfree_${variant}_dmesg=${bad:-clean}"
 res L1-DONE
