@@ -269,14 +269,17 @@ l1_symbol() {
 	fi
 }
 # gone_diag NAME: why a domain that should run does not, on one line:
-# its serial's last lines, QEMU's SHUTDOWN events (l2_watch), QEMU's log
-# and what libvirtd logged of it
+# its serial's last lines, QEMU's SHUTDOWN events (l2_watch), QEMU's log,
+# what libvirtd logged of it and the L2 triple faults L1's KVM recorded
+# (l1-common.sh's l2_fault_trace: a count and the last records, with the
+# guest's RIP where it took the intercept)
 gone_diag() {
-	printf '; serial: %s; QEMU events: %s; QEMU log: %s; libvirtd.log: %s' \
+	printf '; serial: %s; QEMU events: %s; QEMU log: %s; libvirtd.log: %s; L2 triple faults L1 recorded: %s' \
 		"$(tr -d '\r' < "$(serial_of "$1")" 2> /dev/null | grep -v '^\s*$' | tail -3 | tr -s '\n' '|' | cut -c1-400)" \
 		"$(tr -s '\n' ' ' < "/tmp/$1.qemu-events" 2> /dev/null | cut -c1-300)" \
 		"$(tail -4 "/var/log/libvirt/qemu/$1.log" 2> /dev/null | tr -s '\n' ' ' | cut -c1-500)" \
-		"$(grep -E "$1|error" /var/log/libvirt/libvirtd.log 2> /dev/null | tail -4 | tr -s '\n' ' ' | cut -c1-600)"
+		"$(grep -E "$1|error" /var/log/libvirt/libvirtd.log 2> /dev/null | tail -4 | tr -s '\n' ' ' | cut -c1-600)" \
+		"$(l2_fault_count) (last: $(l2_triple_faults | tail -2 | tr -s '\n' '|' | cut -c1-300))"
 }
 # l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
 # guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for

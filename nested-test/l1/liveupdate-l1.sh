@@ -268,6 +268,9 @@ case $stage in
 	out=$("$LU" --restore 2>&1)
 	rc=$?
 	done_ms=$(date +%s%3N)
+	# how a restored guest stops, from its first moments (gone_diag)
+	l2_watch lu-2m
+	l2_watch lu-1g
 	# both guests were carried: each has its "restored in" line
 	check restore "rc $rc: $(echo "$out" | tr '\n' ' ') $(dmesg | grep -E 'dmemfs: (dmemfs_recover|recover)' | tr -s '\n' ' ')" \
 		eval '[ "$rc" = 0 ] && [ "$(echo "$out" | grep -cE "^domain lu-(2m|1g): restored in ")" = 2 ]'
@@ -283,7 +286,6 @@ case $stage in
 		st=$(domstate "$name") gone=
 		[ "$st" = running ] || gone=$(gone_diag "$name")
 		check "restored-$ps" "domain '$st'$gone" [ "$st" = running ]
-		l2_watch "$name"
 		l=$(wait_pass "$name" "${last[pass$k]:-0}" 300)
 		down=$(echo "$out" | grep "^domain $name:" | sed 's/^domain [^:]*: //')
 		[ -n "$l" ] && [ "$(agent_field "$l" errors)" = 0 ] &&
