@@ -143,6 +143,17 @@ static int listed_poisoned(uint64_t pfn)
 	return found;
 }
 
+/*
+ * The harness runs the fixtures in the order they are declared: alloc
+ * first, while node 0 still has a whole GiB with no poisoned page (its
+ * poison_while_allocating needs one; the hwpoison variants may leave a
+ * poisoned page in each of node 0's GiBs, depending on where the
+ * allocator put their files).
+ */
+FIXTURE(alloc) {
+	char dir[64];
+};
+
 FIXTURE(hwpoison) {
 	char dir[64];
 	int mounted;
@@ -213,17 +224,14 @@ static ssize_t inject(uint64_t pfn)
  * keeps the fault in that window for long enough to inject into it; the
  * dpage the fault gets is the one a probe file has just given back.  The
  * injection returning while the fault still runs shows that it found no
- * owner (with one it waits for the fault).  Node 0: the fixture's 1G
- * variant needs both of node 1's GiBs.
+ * owner (with one it waits for the fault).  Node 0: the hwpoison
+ * fixture's 1G variant needs both of node 1's GiBs, so every test of this
+ * fixture leaves its poisoned page on node 0.
  *
  * Both tests of this fixture need allocations that zero (the long window
  * is the zeroing, and the freed probe GiB comes back only to a first-fit
  * allocation): background zeroing is off while they run.
  */
-
-FIXTURE(alloc) {
-	char dir[64];
-};
 
 FIXTURE_SETUP(alloc)
 {
@@ -294,16 +302,16 @@ TEST_F_TIMEOUT(alloc, poison_while_allocating, 600)
 }
 
 struct filler {
-	int fd, err;
+	int fd, err, node;
 	size_t len;
 	volatile int started, done;
 };
 
-static void *fallocate_on_node1(void *arg)
+static void *fallocate_on_node(void *arg)
 {
 	struct filler *f = arg;
 
-	f->err = bind_to(1) ? errno : 0;
+	f->err = bind_to(f->node) ? errno : 0;
 	f->started = 1;
 	if (!f->err && fallocate(f->fd, 0, 0, f->len))
 		f->err = errno;
@@ -325,26 +333,28 @@ static void expect_second_page_bad(struct __test_metadata *_metadata, uint8_t *p
 }
 
 /*
- * Run @f's fallocate() on node 1 and inject an error at @phys once two
- * dpages of it are out of the pool, when it holds the file's invalidate
- * lock: whether the injection came back before the fallocate() ended.
+ * Run @f's fallocate() on its node, which had @free bytes free, and inject
+ * an error at @phys once two dpages of it are out of the pool, when it
+ * holds the file's invalidate lock: whether the injection came back before
+ * the fallocate() ended.
  */
 static int inject_during_fill(struct __test_metadata *_metadata, struct filler *f,
-			      uint64_t phys, uint64_t free1)
+			      uint64_t phys, uint64_t free)
 {
 	pthread_t th;
 	int in_window;
 
-	if (pthread_create(&th, NULL, fallocate_on_node1, f)) {
+	if (pthread_create(&th, NULL, fallocate_on_node, f)) {
 		EXPECT_EQ(0, errno) TH_LOG("pthread_create");
 		return 0;
 	}
-	while (!f->done && dmem_node_bytes(1, "free") + 2 * SZ_2M > free1)
+	while (!f->done && dmem_node_bytes(f->node, "free") + 2 * SZ_2M > free)
 		;
 	EXPECT_EQ(0, inject(phys / SZ_4K)) TH_LOG("corrupt-pfn: %s", strerror(errno));
 	in_window = !f->done;
 	pthread_join(th, NULL);
-	EXPECT_EQ(0, f->err) TH_LOG("fallocate of %zu bytes on node1: %s", f->len, strerror(f->err));
+	EXPECT_EQ(0, f->err) TH_LOG("fallocate of %zu bytes on node%d: %s", f->len, f->node,
+				    strerror(f->err));
 	return in_window;
 }
 
@@ -363,7 +373,7 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
 	char busy_dir[64], bad_dir[64], busy[96], bad[96];
 	uint64_t free1, pois0, phys;
-	struct filler f = { 0 };
+	struct filler f = { .node = 1 };
 	int fd, in_window;
 	uint8_t *p;
 
@@ -420,8 +430,8 @@ TEST_F_TIMEOUT(alloc, search_passes_busy_files, 600)
 TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 {
 	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
-	uint64_t free1, pois1, phys;
-	struct filler f = { 0 };
+	uint64_t free0, pois0, phys;
+	struct filler f = { .node = 0 };
 	char dir[64], path[96];
 	int in_window;
 	uint8_t *p;
@@ -429,22 +439,22 @@ TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 	ASSERT_EQ(0, sigaction(SIGBUS, &sa, NULL));
 	ASSERT_EQ(0, mount_tmp(dir, "pagesize=2M")) TH_LOG("mount 2M: %s", strerror(errno));
 	snprintf(path, sizeof(path), "%s/owner", dir);
-	pois1 = dmem_node_bytes(1, "poisoned");
-	ASSERT_EQ(0, bind_to(1));
+	pois0 = dmem_node_bytes(0, "poisoned");
+	ASSERT_EQ(0, bind_to(0));
 	f.fd = open(path, O_RDWR | O_CREAT, 0600);
 	ASSERT_LE(0, f.fd);
 	ASSERT_EQ(0, fallocate(f.fd, 0, 0, SZ_2M));
 	phys = phys_of(f.fd, SZ_4K);
 	ASSERT_NE(0, phys);
-	free1 = dmem_node_bytes(1, "free");
-	f.len = ((free1 < SZ_1G ? free1 : SZ_1G) & ~(SZ_2M - 1)) + SZ_2M;
-	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node1: %lu bytes free", free1);
+	free0 = dmem_node_bytes(0, "free");
+	f.len = ((free0 < SZ_1G ? free0 : SZ_1G) & ~(SZ_2M - 1)) + SZ_2M;
+	ASSERT_LE(64 * SZ_2M, f.len) TH_LOG("node0: %lu bytes free", free0);
 
-	in_window = inject_during_fill(_metadata, &f, phys, free1);
+	in_window = inject_during_fill(_metadata, &f, phys, free0);
 	TH_LOG("error at pfn %#lx handled %s the owner's %zu MiB fallocate ended",
 	       phys / SZ_4K, in_window ? "before" : "after", f.len >> 20);
 	EXPECT_TRUE(in_window) TH_LOG("the memory error waited for its owner's fallocate");
-	EXPECT_EQ(pois1 + SZ_4K, dmem_node_bytes(1, "poisoned"));
+	EXPECT_EQ(pois0 + SZ_4K, dmem_node_bytes(0, "poisoned"));
 
 	p = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
@@ -453,7 +463,7 @@ TEST_F_TIMEOUT(alloc, owner_busy_fallocating, 600)
 	close(f.fd);
 	unlink(path);
 	/* all but the bad 4 KiB page back, the first dpage's others too */
-	EXPECT_EQ(free1 + SZ_2M - SZ_4K, dmem_node_bytes(1, "free"));
+	EXPECT_EQ(free0 + SZ_2M - SZ_4K, dmem_node_bytes(0, "free"));
 	umount(dir);
 	rmdir(dir);
 	signal(SIGBUS, SIG_DFL);
