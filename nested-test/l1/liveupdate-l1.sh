@@ -49,7 +49,7 @@ percpu_stall() {
 		END { printf "%.1f", (a != "" && b != "") ? b - a : 0 }'
 }
 checks="setup-1 disk l2-2M-ready l2-1G-ready refuses-non-dmem kernel-log-1 kexec save-without-ram
-	setup-2 restore restore-rerun restored-2M restored-1G continuous-2M continuous-1G
+	setup-2 restore restore-rerun carried-intact-2M carried-intact-1G restored-2M restored-1G continuous-2M continuous-1G
 	kernel-log plain-save plain-kexec setup-3 plain-restored-2M plain-restored-1G
 	released no-leak kernel-log-3"
 if [ "${1:-}" = --list ]; then
@@ -63,7 +63,7 @@ export DMEMFS_2M_MOUNT=/run/dmemfs/2M DMEMFS_1G_MOUNT=/run/dmemfs/1G
 result_area liveupdate
 l1_channel
 KERNEL=$BUILD/bzImage INITRD=$BUILD/guest/initramfs.cpio.gz stage=1
-declare -A last=() plain=()
+declare -A last=() plain=() at_ms=() intact=()
 for a in "$@"; do
 	case $a in
 	--kernel=*) KERNEL=${a#*=} ;;
@@ -77,6 +77,61 @@ LU=$PREFIX/sbin/dmem-liveupdate
 STATE=/var/lib/dmemfs-host
 SAVE=$STATE/liveupdate
 U2=5a1e0000-0000-4000-8000-000000000002 U1G=5a1e0000-0000-4000-8000-000000000001
+# The carried memory bit for bit, whatever the guests do after: each
+# guest's files digested (dmem_pattern digest) at dmem-liveupdate's
+# "kexec -e", after the saves and the persist, by a kexec first on the PATH
+# it gives its commands (test tooling: the tool runs as on hosts), and
+# again as the recover mount gives them back, by a libvirt hook of the test
+# (qemu.d, after dmemfs-host's hook) at the restore's "start begin", before
+# their QEMU starts.  The digests' time is taken out of the downtimes.
+PAT=$BUILD/guest/dmem_pattern DIGEST_BEFORE=$STATE/.carried-digest DIGEST_AT=/run/carried-digest
+DIGEST_HOOK=/etc/libvirt/hooks/qemu.d/zz-liveupdate-l1-digest
+# carried_files UUID...: the domains' dmemfs files, sorted (not the hook's
+# dot files: the .carried mark holds no guest memory)
+carried_files() {
+	local u
+	for u; do find "$(domdir "$M2" "$u")" "$(domdir "$M1G" "$u")" -type f ! -name '.*' 2> /dev/null; done | sort
+}
+install_kexec_digest() {
+	local real files
+	real=$(PATH=/usr/sbin:/usr/bin:/sbin:/bin command -v kexec) && files=$(carried_files "$U2" "$U1G") &&
+		[ -n "$files" ] || return 1
+	mkdir -p /usr/local/sbin
+	cat > /usr/local/sbin/kexec <<-EOF
+		#!/bin/bash
+		# liveupdate-l1.sh: the carried guests' files, digested at kexec -e
+		if [ "\$1" = -e ]; then
+			t0=\$(date +%s%3N)
+			$PAT digest $(echo "$files" | tr '\n' ' ') > $DIGEST_BEFORE 2>&1
+			echo "digest_ms=\$((\$(date +%s%3N) - t0))" >> $DIGEST_BEFORE
+			sync
+		fi
+		exec $real "\$@"
+	EOF
+	chmod 755 /usr/local/sbin/kexec
+}
+install_restore_digest() {
+	mkdir -p "$DIGEST_AT" "${DIGEST_HOOK%/*}" || return 1
+	cat > "$DIGEST_HOOK" <<-EOF
+		#!/bin/bash
+		# liveupdate-l1.sh: a carried guest's files as the recover mount
+		# gives them back, digested before its QEMU starts
+		[ "\$2 \$3" = "start begin" ] || exit 0
+		case \$1 in
+		lu-2m) u=$U2 ;;
+		lu-1g) u=$U1G ;;
+		*) exit 0 ;;
+		esac
+		t0=\$(date +%s%3N)
+		find $M2/libvirt-\$u $M1G/libvirt-\$u -type f ! -name '.*' 2> /dev/null | sort |
+			xargs -r $PAT digest > $DIGEST_AT/\$1 2>&1
+		echo "digest_ms=\$((\$(date +%s%3N) - t0))" >> $DIGEST_AT/\$1
+		exit 0
+	EOF
+	chmod 755 "$DIGEST_HOOK"
+}
+# digest_ms FILE: the time a digest took, in ms (0 when none ran)
+digest_ms() { sed -n 's/^digest_ms=//p' "$1" 2> /dev/null | tail -1 | grep . || echo 0; }
 # ok NAME WHY RC: the verdict of a condition whose status is RC
 ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
 # done_l1: the end of a stage.  One that failed after an L2 triple fault
@@ -84,17 +139,25 @@ ok() { if [ "$3" = 0 ]; then pass "$1"; else fail "$1" "$2"; fi; return "$3"; }
 # run-liveupdate.sh's retry signatures), only when L1's log and both
 # guests' consoles are clean, each guest's agent checked its pattern whole
 # since its last start or restore (QEMU starts each console afresh: a
-# guest whose carried memory came back wrong dies before it says so), and
-# no check of the pool (released, no-leak) or of L1's log failed; faults
-# that retry_l2 already answered do not count.
+# guest whose carried memory came back wrong dies before it says so) or
+# the guest's files came back bit for bit (carried-intact-*; its console,
+# then, may be empty), and no check of the pool (released, no-leak) or of
+# L1's log or carried-intact-* failed; faults that retry_l2 already
+# answered do not count.
 faults_used=0
 done_l1() {
-	local ev s consoles=() whole=1
-	for s in "$(serial_of lu-2m)" "$(serial_of lu-1g)"; do
-		consoles+=("$s")
-		tr -d '\r' < "$s" 2> /dev/null | grep -aqE "$L2_AGENT_OK_RE" || whole=
+	local ev s name consoles=() whole=1
+	for name in lu-2m lu-1g; do
+		s=$(serial_of "$name")
+		if tr -d '\r' < "$s" 2> /dev/null | grep -aqE "$L2_AGENT_OK_RE"; then
+			consoles+=("$s")
+		elif [ "${intact[$name]:-}" = 1 ]; then
+			tr -d '\r' < "$s" 2> /dev/null | grep -aqE "$L2_CONSOLE_BAD_RE" && whole=
+		else
+			whole=
+		fi
 	done
-	case " $L1_FAILED_CHECKS " in *" released "* | *" no-leak "* | *" kernel-log"*) whole= ;; esac
+	case " $L1_FAILED_CHECKS " in *" released "* | *" no-leak "* | *" kernel-log"* | *" carried-intact-"*) whole= ;; esac
 	[ "$L1_FAILED" = 1 ] && [ -n "$whole" ] && dmesg > /tmp/dmesg-stage.txt &&
 		ev=$(l2_fault_evidence "$(l1_outer_accel)" "$faults_used" /tmp/dmesg-stage.txt "${consoles[@]}") &&
 		echo "$ev"
@@ -240,6 +303,7 @@ case $stage in
 	# the last word of each guest before it stops
 	l2=$(carry_line lu-2m) l1g=$(carry_line lu-1g)
 	args="last.up2m=$(agent_field "$l2" uptime_s),last.pass2m=$(agent_field "$l2" pass),last.up1g=$(agent_field "$l1g" uptime_s),last.pass1g=$(agent_field "$l1g" pass)"
+	install_kexec_digest || echo "no kexec digest of the carried files: carried-intact-* fail"
 	# dmem-liveupdate kexecs this L1: only a failure comes back here.  The
 	# next kernel boots as this one did.  (Not tsc=reliable: TCG's vCPU
 	# TSCs are not synchronized, and a kernel told to trust them anyway
@@ -265,9 +329,11 @@ case $stage in
 	r=$?
 	ok save-without-ram "images '$sizes' bytes (guests: 512 MiB and 2 GiB): $(ls -l "$SAVE" 2>&1 | tr -s '\n ' ' ')" $r
 	loaded_ms=$(sed -n 's/^loaded_at_ms=//p' "$SAVE/liveupdate.state" 2> /dev/null)
+	install_restore_digest || echo "no restore digest of the carried files: carried-intact-* fail"
 	out=$("$LU" --restore 2>&1)
 	rc=$?
 	done_ms=$(date +%s%3N)
+	rm -f "$DIGEST_HOOK"
 	# how a restored guest stops, from its first moments (gone_diag)
 	l2_watch lu-2m
 	l2_watch lu-1g
@@ -279,8 +345,22 @@ case $stage in
 	rc2=$?
 	check restore-rerun "a second --restore: rc $rc2, '$out2'; state: $(tr '\n' ' ' 2>&1 < "$SAVE/liveupdate.state")" \
 		eval '[ "$rc2" = 0 ] && [[ "$out2" == "nothing to restore"* ]] && [ ! -e "$SAVE/liveupdate.state" ]'
-	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) s (L1 kernel to userspace ${up} s, under TCG, $(percpu_stall) s of it the percpu memset on translated code), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms))) s"
-	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms}))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms))) stall_s=$(percpu_stall)"
+	# every file of each guest came back bit for bit (a guest whose memory
+	# is proven whole may count an L2 triple fault as TCG's: done_l1)
+	before_ms=$(digest_ms "$DIGEST_BEFORE") at_max=0
+	for d in "lu-2m $U2 2M" "lu-1g $U1G 1G"; do
+		read -r name uuid ps <<< "$d"
+		b=$(grep -F " $(domdir "$M2" "$uuid")/" "$DIGEST_BEFORE"; grep -F " $(domdir "$M1G" "$uuid")/" "$DIGEST_BEFORE")
+		a=$(grep -v '^digest_ms=' "$DIGEST_AT/$name" 2> /dev/null)
+		at_ms[$name]=$(digest_ms "$DIGEST_AT/$name")
+		[ "${at_ms[$name]}" -gt "$at_max" ] && at_max=${at_ms[$name]}
+		[ -n "$b" ] && [ "$(echo "$b" | sort)" = "$(echo "$a" | sort)" ] && intact[$name]=1
+		check "carried-intact-$ps" "before kexec: '$(echo "$b" | tr '\n' '|')'; back: '$(echo "$a" | tr '\n' '|')'; $(grep -v '^[0-9a-f]\{16\} \|^digest_ms=' "$DIGEST_BEFORE" 2> /dev/null | head -2 | tr '\n' ' ')" \
+			[ "${intact[$name]:-}" = 1 ]
+	done
+	res "# the test's digests of the carried memory: $(ms_to_s "$before_ms") s at kexec -e (both guests), $(ms_to_s "${at_ms[lu-2m]}") and $(ms_to_s "${at_ms[lu-1g]}") s at the restores (2M, 1G guest); taken out of the times below"
+	res "# liveupdate breakdown: kexec -e to L1's test script $(ms_to_s $((start_ms - ${loaded_ms:-$start_ms} - before_ms))) s (L1 kernel to userspace ${up} s, under TCG, $(percpu_stall) s of it the percpu memset on translated code), libvirtd and the test's setup $(ms_to_s $((setup_ms - start_ms))) s, dmem-liveupdate --restore $(ms_to_s $((done_ms - setup_ms - at_max))) s"
+	res "LUBREAKDOWN kexec_to_script_s=$(ms_to_s $((start_ms - ${loaded_ms:-$start_ms} - before_ms))) kernel_s=$up setup_s=$(ms_to_s $((setup_ms - start_ms))) restore_all_s=$(ms_to_s $((done_ms - setup_ms - at_max))) stall_s=$(percpu_stall)"
 	for d in "lu-2m 2M 2m 512" "lu-1g 1G 1g 2048"; do
 		read -r name ps k mib <<< "$d"
 		st=$(domstate "$name") gone=
@@ -292,8 +372,13 @@ case $stage in
 			awk -v a="$(agent_field "$l" uptime_s)" -v b="${last[up$k]:-1e9}" 'BEGIN { exit !(a > b) }'
 		r=$?
 		ok "continuous-$ps" "before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}; after: '$l' (serial: $(last_serial "$name"); $(qemu_diag "$name"))" $r
-		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down; agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
-		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib downtime_s=$(echo "$down" | sed -n 's/.*downtime \([0-9.]*\) s.*/\1/p') restore_s=$(echo "$down" | sed -n 's/.*restored in \([0-9.]*\) s.*/\1/p')"
+		res "# liveupdate $ps guest (2 x $((mib / 2)) MiB): $down (the test's digests in it); agent before: uptime ${last[up$k]:-?} s pass ${last[pass$k]:-?}, after: $l"
+		# without the digests: before kexec -e (downtime), at the restore (both)
+		res "LIVEUPDATE backing=dmem-$ps size_mib=$mib $(echo "$down" | awk -v b="$before_ms" -v a="${at_ms[$name]:-0}" '
+			match($0, /restored in [0-9.]+ s/) { r = substr($0, RSTART + 12, RLENGTH - 14) }
+			match($0, /downtime [0-9.]+ s/) { d = substr($0, RSTART + 9, RLENGTH - 11) }
+			END { printf "downtime_s=%s restore_s=%s", d == "" ? "" : sprintf("%.2f", d - (b + a) / 1000),
+				r == "" ? "" : sprintf("%.2f", r - a / 1000) }')"
 	done
 	bad=$(kernel_splats "$mark")
 	check kernel-log "$bad" [ -z "$bad" ]

@@ -14,6 +14,13 @@
  *                                       word of the pattern of SEED
  *   dmem_pattern policy FILE            print the file's policy at offset 0
  *                                       as "MODE NODES" (get_mempolicy)
+ *   dmem_pattern digest FILE...         for each whole FILE, mapped read-only
+ *                                       (it must have no hole: a fault there
+ *                                       would allocate), print "DIGEST
+ *                                       BYTES ZERO_PAGES FILE": a 64-bit
+ *                                       hash of its bytes in order, for
+ *                                       memory that must come back bit for
+ *                                       bit (liveupdate-l1.sh)
  *   dmem_pattern phys FILE [OFFSET]     print the physical address of byte
  *                                       OFFSET (default 0) of FILE
  *   dmem_pattern forge FILE SHIFT PFN COUNT HOW KEY [SOURCE]
@@ -356,6 +363,56 @@ static int good(const char *p, uint64_t seed, uint64_t i)
 	return w[0] == word(seed, i) && w[256] == ~word(seed, i);
 }
 
+/* Mix one word into a lane: order-dependent, cheap under TCG. */
+static uint64_t mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 29);
+}
+
+static int digest(int argc, char **argv)
+{
+	int a;
+
+	for (a = 0; a < argc; a++) {
+		uint64_t lane[4] = { 1, 2, 3, 4 }, zero = 0, i, j, h;
+		const uint64_t *w;
+		struct stat st;
+		int fd = open(argv[a], O_RDONLY);
+
+		if (fd < 0 || fstat(fd, &st))
+			die(argv[a]);
+		if ((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size) {
+			fprintf(stderr, "dmem_pattern: %s: %llu of %llu bytes allocated: a hole\n",
+				argv[a], (unsigned long long)st.st_blocks * 512,
+				(unsigned long long)st.st_size);
+			return 2;
+		}
+		w = st.st_size ? mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+		if (w == MAP_FAILED)
+			die("mmap");
+		close(fd);
+		for (i = 0; i < st.st_size / PAGE; i++, w += PAGE / 8) {
+			uint64_t any = 0;
+
+			for (j = 0; j < PAGE / 8; j += 4) {
+				lane[0] = mix(lane[0], w[j]);
+				lane[1] = mix(lane[1], w[j + 1]);
+				lane[2] = mix(lane[2], w[j + 2]);
+				lane[3] = mix(lane[3], w[j + 3]);
+				any |= w[j] | w[j + 1] | w[j + 2] | w[j + 3];
+			}
+			zero += !any;
+		}
+		if (st.st_size)
+			munmap((void *)(w - i * (PAGE / 8)), st.st_size);
+		h = mix(mix(mix(mix(st.st_size, lane[0]), lane[1]), lane[2]), lane[3]);
+		printf("%016llx %llu %llu %s\n", (unsigned long long)h,
+		       (unsigned long long)st.st_size, (unsigned long long)zero, argv[a]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed, i, pages, bad = 0, n = 0;
@@ -373,6 +430,8 @@ int main(int argc, char **argv)
 			strtoull(argv[3], NULL, 0) : 0));
 		return 0;
 	}
+	if (!strcmp(argv[1], "digest"))
+		return digest(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "forge"))
 		return forge(argv[2], argc - 3, argv + 3);
 	if (!strcmp(argv[1], "forge-at"))
