@@ -132,6 +132,30 @@ case "$?:$ev" in
 0:"L2 triple fault under TCG (1 in this run, L1 log and 2 L2 consoles clean): CPU 0/KVM-4242"*"KVM_EXIT_SHUTDOWN (8)") out PASS l2-triple-fault-made-by-kvm ;;
 *) out FAIL l2-triple-fault-made-by-kvm "got '$ev'" ;;
 esac
+# an L2 reset whose QEMU event nobody heard (libvirtd restarted): L1's
+# trace stands for it, only with FAULTS0 given, a record after it, the trace on
+printf 'error: failed to connect to the hypervisor\n' > "$fake/gone.ev"
+ev=$(L2_FAULT_TRACE=$fake/tf l2_reset_evidence tcg "$fake/gone.ev" "$fake/boot.serial" "$fake/clean.l1" 0)
+case "$?:$ev" in
+0:*"KVM_EXIT_SHUTDOWN (8); serial: no panic, 0 agent lines"*) out PASS l2-reset-from-trace ;;
+*) out FAIL l2-reset-from-trace "got '$ev'" ;;
+esac
+for c in "tcg tf 2 1" "tcg tf - 1" "tcg tf-none 0 1" "tcg tf 0 0" "kvm tf 0 1"; do
+	read -r acc t n on <<< "$c"
+	if ev=$(L2_FAULT_TRACE=$fake/$t L2_FAULT_TRACE_ON=${on/0/} l2_reset_evidence "$acc" "$fake/gone.ev" \
+		"$fake/boot.serial" "$fake/clean.l1" ${n/-/} 2> /dev/null); then
+		out FAIL "no-l2-reset-from-trace-$acc-$t-$n-$on" "retried on '$ev'"
+	else
+		out PASS "no-l2-reset-from-trace-$acc-$t-$n-$on"
+	fi
+done
+for f in panic fail; do
+	if ev=$(L2_FAULT_TRACE=$fake/tf l2_reset_evidence tcg "$fake/gone.ev" "$fake/$f.serial" "$fake/clean.l1" 0); then
+		out FAIL "no-l2-reset-from-trace-$f" "retried on '$ev'"
+	else
+		out PASS "no-l2-reset-from-trace-$f"
+	fi
+done
 # the RETBleed line of every TCG L1 is no splat
 printf '[ 0.1] RETBleed: WARNING: Spectre v2 mitigation leaves CPU vulnerable to RETBleed attacks, data leaks possible!\n' > "$fake/retbleed.l1"
 if L2_FAULT_TRACE=$fake/tf l2_fault_evidence tcg 0 "$fake/retbleed.l1" "$fake/quiet.serial" > /dev/null; then
