@@ -13,7 +13,7 @@ BENCH_BIN    := $(BENCH_DIR)/dmem-bench
 BENCH_CFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
 
 .PHONY: bench
-bench: $(BENCH_BIN) guest userspace | $(BUILD)/bzImage
+bench: $(BENCH_BIN) guest userspace capacity | $(BUILD)/bzImage
 	@$(TOP)/bench/run-bench.sh
 
 $(BENCH_BIN): $(TOP)/bench/dmem-bench.c
