@@ -281,6 +281,13 @@ gone_diag() {
 		"$(grep -E "$1|error" /var/log/libvirt/libvirtd.log 2> /dev/null | tail -4 | tr -s '\n' ' ' | cut -c1-600)" \
 		"$(l2_fault_count) (last: $(l2_triple_faults | tail -2 | tr -s '\n' '|' | cut -c1-300))"
 }
+# l2_afresh NAME N: before attempt N (> 1) of a retry_loop, NAME's guest
+# destroyed and its serial kept as .attempt(N-1), so that the old guest's
+# lines never pass for the new one's
+l2_afresh() {
+	virsh destroy "$1" > /dev/null 2>&1
+	mv -f "$(serial_of "$1")" "$(serial_of "$1").attempt$(($2 - 1))" 2> /dev/null
+}
 # l2_watch NAME: record the SHUTDOWN events of NAME's QEMU (why it stopped:
 # guest-reset, guest-shutdown, host-signal...) in /tmp/NAME.qemu-events for
 # qemu_diag; call right after virsh start, ends by itself after 15 minutes

@@ -266,8 +266,7 @@ case $stage in
 	refuse_run() {
 		local m
 		if [ "$1" != 1 ]; then
-			virsh destroy lu-plain > /dev/null 2>&1
-			mv -f "$(serial_of lu-plain)" "$(serial_of lu-plain).attempt$(($1 - 1))" 2> /dev/null
+			l2_afresh lu-plain "$1"
 		fi
 		m=$(dmesg_mark)
 		virsh start lu-plain > /tmp/lu-plain.err 2>&1

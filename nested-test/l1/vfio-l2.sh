@@ -108,8 +108,7 @@ pass l2-start "virsh start with <hostdev> $bdf in $((SECONDS - t)) s"
 # shellcheck disable=SC2317 # run by retry_loop
 hold_run() {
 	if [ "$1" != 1 ]; then
-		virsh destroy "$name" > /dev/null 2>&1
-		mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$(($1 - 1))" 2> /dev/null
+		l2_afresh "$name" "$1"
 		t=$SECONDS dmark=$(dmesg_mark)
 		if ! err=$(virsh start "$name" 2>&1); then
 			fail l2-boot "the second start: $(echo "$err" | tr -s '\n' ' ' | cut -c1-400)"

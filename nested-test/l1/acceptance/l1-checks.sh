@@ -489,8 +489,7 @@ refuse_dmemfs_path() {
 plug_run() {
 	why=''
 	if [ "$1" != 1 ]; then
-		virsh destroy "$name" > /dev/null 2>&1
-		mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$(($1 - 1))" 2> /dev/null
+		l2_afresh "$name" "$1"
 	fi
 	plug_faults=$(l2_fault_count) plug_mark=$(dmesg_mark)
 	if ! err=$(virsh start "$name" 2>&1); then
@@ -674,8 +673,7 @@ rm -f "$(serial_of $name)"
 # shellcheck disable=SC2317 # run by retry_loop
 rc_run() {
 	if [ "$1" != 1 ]; then
-		virsh destroy "$name" > /dev/null 2>&1
-		mv -f "$(serial_of "$name")" "$(serial_of "$name").attempt$(($1 - 1))" 2> /dev/null
+		l2_afresh "$name" "$1"
 		back_to_base || acc_log "before acc-rc attempt $1: $(base_why)"
 	fi
 	rc_faults=$(l2_fault_count) rc_mark=$(dmesg_mark)
